@@ -1,0 +1,210 @@
+"""The default answerer: extractive, grounded, offline (pure given scored units).
+
+It picks the best evidence units for the question, quotes them verbatim with inline ``[n]`` markers,
+and — for platform-selection questions — opens with a one-line verdict that the quoted evidence itself
+states (a recommendation table row or a sentence that recommends a platform). When the evidence is
+too weak it refuses plainly instead of dressing irrelevant passages up as an answer.
+
+Deliberately left out: paraphrasing or translating quotes (they stay verbatim in their own language;
+only the framing follows the question's language).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.evidence import Unit
+from app.models import Citation, Passage
+
+PLATFORMS = {"Slurm": re.compile(r"slurm", re.I), "Kubernetes": re.compile(r"kubernetes|k8s", re.I)}
+
+_SELECTION = re.compile(
+    r"which (platform|one|scheduler|should|is better|to (use|choose|pick))|should (we|i) (use|choose|pick|go|adopt)"
+    r"|recommend|better (choice|fit|suited|option)|best (choice|fit|option|platform)|go with|what (platform|should)"
+    r"|どちら|どっち|選ぶ|選択|べき|おすすめ|お勧め|推奨|向いて|適して|適切|採用すべき|いいですか|良いですか",
+    re.I,
+)
+_BOTH_OR = re.compile(r"\bor\b|\bvs\.?\b|versus|か[、,]?|と.*(比較|どちら)", re.I)
+_PLATFORM_HEADER = re.compile(r"プラットフォーム|platform|推奨|recommend|choice|選択", re.I)
+_REC_AFTER = re.compile(
+    r"(slurm|kubernetes|k8s)[^。.;]{0,16}?(が本命|が近道|が最も|を検討|を推奨|がおすすめ|が適|が向|が良い|がよい|による|"
+    r" is (the )?(better|best|recommended|preferred|ideal|right|natural|go-to)|fits best|excels)",
+    re.I,
+)
+_REC_BEFORE = re.compile(
+    r"(なら|ならば|場合は|場合には|には|のであれば)\s*(slurm|kubernetes|k8s)|"
+    r"(choose|use|recommend|prefer|go with|pick|opt for|consider)\s+(slurm|kubernetes|k8s)",
+    re.I,
+)
+
+MAX_UNITS = 4
+REFUSAL_THRESHOLD = 0.36  # calibrated on the golden set's unanswerable cases (see evals/reports)
+
+
+@dataclass(frozen=True)
+class ScoredUnit:
+    unit: Unit
+    score: float
+
+
+def is_selection_question(question: str) -> bool:
+    """Does the user ask which platform to choose (rather than a factual question)?"""
+    if _SELECTION.search(question):
+        return True
+    both = all(p.search(question) for p in PLATFORMS.values())
+    return both and bool(_BOTH_OR.search(question))
+
+
+def platform_stated(unit: Unit) -> str | None:
+    """The platform this unit recommends, if it states a recommendation at all."""
+    if unit.kind == "row":
+        for cell in unit.text.split("; "):
+            header, _, value = cell.partition(": ")
+            if _PLATFORM_HEADER.search(header):
+                named = [name for name, pat in PLATFORMS.items() if pat.search(value)]
+                return named[0] if len(named) == 1 else None
+        return None
+    text = unit.text
+    hits = {name for name, pat in PLATFORMS.items() if pat.search(text)}
+    if not hits:
+        return None
+    for rx in (_REC_AFTER, _REC_BEFORE):
+        found = {_canonical(m) for m in rx.finditer(text)}
+        found.discard(None)
+        if len(found) == 1:
+            return found.pop()
+    return None
+
+
+def _canonical(match: re.Match[str]) -> str | None:
+    span = match.group(0).lower()
+    has_slurm, has_k8s = "slurm" in span, ("kubernetes" in span or "k8s" in span)
+    if has_slurm == has_k8s:
+        return None
+    return "Slurm" if has_slurm else "Kubernetes"
+
+
+def select_units(scored: Sequence[ScoredUnit], limit: int = MAX_UNITS) -> list[ScoredUnit]:
+    """Best units, at most two per passage, none far below the best, no repeats."""
+    ranked = sorted(scored, key=lambda s: -s.score)
+    if not ranked:
+        return []
+    floor = ranked[0].score * 0.72
+    chosen: list[ScoredUnit] = []
+    per_passage: dict[int, int] = {}
+    seen: set[str] = set()
+    for s in ranked:
+        if s.score < floor or len(chosen) >= limit:
+            break
+        key = s.unit.text.strip().lower()
+        if key in seen or per_passage.get(s.unit.passage, 0) >= 2:
+            continue
+        seen.add(key)
+        per_passage[s.unit.passage] = per_passage.get(s.unit.passage, 0) + 1
+        chosen.append(s)
+    return chosen
+
+
+@dataclass
+class Draft:
+    lines: list[str]
+    citations: list[Citation]
+    verdict: str | None
+
+
+def _number(units: Sequence[ScoredUnit], passages: Sequence[Passage]) -> tuple[dict[int, int], list[Citation]]:
+    """Citation numbers in order of first use; each citation quotes the units used from its passage."""
+    numbers: dict[int, int] = {}
+    quotes: dict[int, list[str]] = {}
+    for s in units:
+        p = s.unit.passage
+        if p not in numbers:
+            numbers[p] = len(numbers) + 1
+            quotes[p] = []
+        if s.unit.quote not in quotes[p]:
+            quotes[p].append(s.unit.quote)
+    citations = [
+        Citation(
+            n=n,
+            doc_id=passages[p].doc_id,
+            chunk_id=passages[p].chunk_id,
+            title=passages[p].title,
+            url=passages[p].url,
+            section=passages[p].section,
+            quote="\n".join(quotes[p]),
+        )
+        for p, n in numbers.items()
+    ]
+    return numbers, citations
+
+
+def decide_verdict(question: str, chosen: Sequence[ScoredUnit], pool: Sequence[ScoredUnit]) -> list[ScoredUnit]:
+    """Units that state a recommendation relevant enough to ground a verdict, best first."""
+    if not is_selection_question(question):
+        return []
+    best = max((s.score for s in chosen), default=0.0)
+    voters = [s for s in sorted(pool, key=lambda s: -s.score) if platform_stated(s.unit) and s.score >= 0.8 * best]
+    return voters[:3]
+
+
+def compose(question: str, language: str, passages: Sequence[Passage], scored: Sequence[ScoredUnit]) -> Draft:
+    """Build the answer lines from scored units (assumes the caller decided not to refuse)."""
+    chosen = select_units(scored)
+    voters = decide_verdict(question, chosen, scored)
+    # Verdict units are quoted too, so every verdict is backed by a citation in the list.
+    ordered = list(voters) + [s for s in chosen if s not in voters]
+    ordered = ordered[: MAX_UNITS + 1]
+    numbers, citations = _number(ordered, passages)
+    ja = language == "ja"
+    lines: list[str] = []
+    verdict: str | None = None
+    if voters:
+        named = {platform_stated(v.unit) for v in voters}
+        cites = " ".join(dict.fromkeys(f"[{numbers[v.unit.passage]}]" for v in voters[:2]))
+        if len(named) == 1:
+            verdict = named.pop() or ""
+            lines.append(f"**{'結論' if ja else 'Verdict'}: {verdict}** {cites}")
+        else:
+            verdict = "it depends"
+            conds: list[tuple[str | None, ScoredUnit]] = []
+            for v in voters:
+                plat = platform_stated(v.unit)
+                if any(plat == c[0] for c in conds):
+                    continue
+                conds.append((plat, v))
+            parts = [f"{plat} — {_short(v.unit)} [{numbers[v.unit.passage]}]" for plat, v in conds]
+            head = "結論: 条件によります" if ja else "Verdict: it depends"
+            lines.append(f"**{head}** — " + " / ".join(parts))
+    elif is_selection_question(question):
+        lines.append(
+            "**結論:** 資料はこの条件での単一の推奨を明示していません。根拠となる記述は次のとおりです。"
+            if ja
+            else "**Verdict:** the documents do not state a single recommendation for this case; here is the evidence."
+        )
+    lines.append("ナレッジベースの該当箇所:" if ja else "From the knowledge base:")
+    for s in ordered:
+        lines.append(f"- {s.unit.text} [{numbers[s.unit.passage]}]")
+    return Draft(lines, citations, verdict)
+
+
+def _short(unit: Unit, limit: int = 120) -> str:
+    text = unit.text
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def refusal_text(language: str) -> str:
+    if language == "ja":
+        return (
+            "ナレッジベースにはこの質問に答えられる記述が見つかりませんでした。"
+            "お答えできるのは、LLM分散学習におけるSlurmとKubernetesの比較（スケジューリング、GPU利用率、"
+            "MPI/NCCL通信、構築・運用コスト、リリースサイクル）と、Kueue・Volcano・KAI Scheduler・"
+            "Kubeflow・Pyxis/Enroot・Slinky・Soperatorなどの関連ツールについての質問です。"
+        )
+    return (
+        "I can't answer that from the knowledge base: none of its documents supports an answer. "
+        "I can answer questions about Slurm and Kubernetes for distributed LLM training — scheduling, "
+        "GPU utilisation, MPI/NCCL networking, setup and operating costs, release cycles — and related "
+        "tools such as Kueue, Volcano, KAI Scheduler, Kubeflow, Pyxis/Enroot, Slinky and Soperator."
+    )

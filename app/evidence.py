@@ -1,0 +1,175 @@
+"""Cut passages into evidence units and score them against a question (pure, no models).
+
+A unit is the smallest quotable piece that still stands alone: a sentence, a list item (with its parent
+item as context), or a table row shown with its header ("観点: 主目的; Slurm: …"). Scores combine
+IDF-weighted lexical coverage of the question (glossary-expanded) with an optional dense similarity
+supplied by the caller, plus the passage's retrieval rank.
+
+    >>> [u.text for u in split_units("| a | b |\\n|---|---|\\n| 1 | 2 |", "table")]
+    ['a: 1; b: 2']
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from app.text import content_tokens
+from ingest.chunking import split_sentences
+
+_LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
+_MD_NOISE = re.compile(r"\*\*|__|`")
+# Text that tries to instruct the assistant is data, never evidence: it cannot state a fact about
+# Slurm or Kubernetes, so it is left out of answers (prompt-injection hygiene).
+INJECTION = re.compile(
+    r"ignore (all |any )?(the )?(previous|prior|above|earlier) (instructions|prompts?|rules)|disregard (the |all )?"
+    r"(previous|above|system)|system prompt|you are now|act as (an? )?|jailbreak|developer mode|"
+    r"(以前|前|上記|これまで)の(指示|命令|プロンプト)を(すべて|全て)?無視|システムプロンプト|指示を無視",
+    re.IGNORECASE,
+)
+
+
+_FIGURE = re.compile(r"^\W*\((figure|図)[:：]", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Unit:
+    passage: int  # index into the passage list
+    text: str  # what the answer shows (verbatim words; table cells labelled by their header)
+    quote: str  # verbatim Markdown of the unit, for the citation
+    kind: str  # "sentence", "item", "row", "code"
+    context: str = ""  # parent list item or table caption: helps scoring, not shown
+
+
+def _clean(text: str) -> str:
+    return _MD_NOISE.sub("", text).strip()
+
+
+def _cells(row: str) -> list[str]:
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [c.strip() for c in inner.split("|")]
+
+
+def _table_units(lines: list[str], passage: int) -> list[Unit]:
+    rows = [ln for ln in lines if ln.strip()]
+    if len(rows) < 2:
+        return []
+    has_sep = bool(_TABLE_SEP.match(rows[1]))
+    header = _cells(rows[0]) if has_sep else []
+    body = rows[2:] if has_sep else rows
+    units = []
+    for row in body:
+        cells = _cells(row)
+        if header and len(header) == len(cells):
+            text = "; ".join(f"{_clean(h)}: {_clean(c)}" for h, c in zip(header, cells, strict=True) if c or h)
+            quote = "\n".join([rows[0], rows[1], row])
+        else:
+            text = " | ".join(_clean(c) for c in cells)
+            quote = row
+        units.append(Unit(passage, text, quote, "row"))
+    return units
+
+
+def split_units(text: str, kind: str = "text", passage: int = 0) -> list[Unit]:
+    """All evidence units of one passage, in order."""
+    units: list[Unit] = []
+    lines = text.split("\n")
+    i = 0
+    parents: list[tuple[int, str]] = []
+    paragraph: list[str] = []
+
+    def flush_paragraph() -> None:
+        if paragraph:
+            joined = " ".join(p.strip() for p in paragraph)
+            for sentence in split_sentences(joined):
+                if sentence.strip():
+                    units.append(Unit(passage, _clean(sentence), sentence.strip(), "sentence"))
+            paragraph.clear()
+
+    while i < len(lines):
+        line = lines[i]
+        if line.lstrip().startswith("```") or line.lstrip().startswith("~~~"):
+            flush_paragraph()
+            j = i + 1
+            while j < len(lines) and not lines[j].lstrip().startswith(("```", "~~~")):
+                j += 1
+            block = "\n".join(lines[i : j + 1])
+            units.append(Unit(passage, block, block, "code"))
+            i = j + 1
+            continue
+        if line.lstrip().startswith("|"):
+            flush_paragraph()
+            j = i
+            while j < len(lines) and lines[j].lstrip().startswith("|"):
+                j += 1
+            units.extend(_table_units(lines[i:j], passage))
+            i = j
+            continue
+        item = _LIST_ITEM.match(line)
+        if item:
+            flush_paragraph()
+            indent, content = len(item.group(1)), item.group(2)
+            while parents and parents[-1][0] >= indent:
+                parents.pop()
+            context = " › ".join(_clean(p) for _, p in parents)
+            units.append(Unit(passage, _clean(content), line.strip(), "item", context))
+            parents.append((indent, content))
+            i += 1
+            continue
+        if not line.strip():
+            flush_paragraph()
+            parents.clear()
+        else:
+            stripped = line.strip().lstrip(">").strip()
+            if parents and line.startswith(" "):
+                # continuation of a list item: attach to the last unit
+                last = units[-1]
+                units[-1] = Unit(
+                    passage,
+                    f"{last.text} {_clean(stripped)}",
+                    f"{last.quote} {stripped}",
+                    last.kind,
+                    last.context,
+                )
+            elif stripped:
+                paragraph.append(stripped)
+        i += 1
+    flush_paragraph()
+    return [u for u in units if u.text and not INJECTION.search(u.text) and not _FIGURE.match(u.text)]
+
+
+def idf_weights(tokens: Sequence[str], idf: Mapping[str, float]) -> dict[str, float]:
+    """Weight per distinct query token; unknown tokens get the largest IDF (rare = informative)."""
+    top = max(idf.values(), default=1.0)
+    return {t: max(idf.get(t, top), 0.05) for t in dict.fromkeys(tokens)}
+
+
+def coverage(query_weights: Mapping[str, float], text: str) -> float:
+    """Share of the query's IDF mass whose tokens occur in ``text`` (0..1)."""
+    total = sum(query_weights.values())
+    if not total:
+        return 0.0
+    present = set(content_tokens(text))
+    return sum(w for t, w in query_weights.items() if t in present) / total
+
+
+def score_unit(
+    unit: Unit,
+    query_weights: Mapping[str, float],
+    dense: float | None,
+    passage_rank: int,
+    section: str = "",
+) -> float:
+    """Higher is better. Lexical coverage counts the unit's context and section lightly."""
+    own = coverage(query_weights, unit.text)
+    ctx = coverage(query_weights, f"{unit.context} {section}") if (unit.context or section) else 0.0
+    lexical = own + 0.35 * ctx
+    prior = 1.0 / math.sqrt(1 + passage_rank)
+    semantic = dense if dense is not None else 0.0
+    length_penalty = 0.15 if len(unit.text) < 12 else 0.0  # fragments like 'Slurm' are no evidence
+    return 0.45 * lexical + 0.45 * semantic + 0.25 * prior - length_penalty

@@ -1,0 +1,234 @@
+"""The Advisor: question in, grounded answer with citations out. Shared by `ask`, the web UI and evals.
+
+Steps: validate → resolve follow-ups → strip injected instructions from the retrieval query →
+retrieve (hybrid) → score evidence units → refuse or compose an extractive answer (default), or hand
+the numbered passages to an LLM backend. Timings are recorded per stage.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from app.answer import REFUSAL_THRESHOLD, ScoredUnit, compose, refusal_text
+from app.evidence import INJECTION, idf_weights, score_unit, split_units
+from app.followup import resolve
+from app.models import Answer, Passage, Turn
+from app.retrieve import Mode, Retriever
+from app.text import content_tokens, detect_language
+from ingest.embeddings import AdvisorEmbeddings, make_embeddings
+from ingest.settings import Settings
+from ingest.store import IndexInfo
+
+_UNIT_CACHE_SIZE = 20_000
+_EVIDENCE_PASSAGES = 6
+
+
+class QuestionError(ValueError):
+    """A question we cannot process; the message is shown to the user as is."""
+
+
+def validate_question(question: str, max_chars: int) -> str:
+    text = (question or "").replace("\x00", "").strip()
+    if not text:
+        raise QuestionError("The question is empty: type a question. / 質問が空です。")
+    if len(text) > max_chars:
+        raise QuestionError(
+            f"The question is {len(text):,} characters long; the limit is {max_chars:,}. "
+            f"/ 質問が長すぎます（{len(text):,}文字、上限{max_chars:,}文字）。"
+        )
+    return text
+
+
+def strip_injection(question: str) -> str:
+    """Remove sentences that try to instruct the assistant; what is left is the real question."""
+    parts = re.split(r"(?<=[.!?。！？\n])\s*", question)
+    kept = [p for p in parts if p.strip() and not INJECTION.search(p)]
+    return " ".join(kept).strip()
+
+
+class Advisor:
+    def __init__(self, settings: Settings, embeddings: AdvisorEmbeddings | None = None) -> None:
+        self.settings = settings
+        self.embeddings = embeddings or make_embeddings(settings)
+        self.retriever = Retriever(settings, self.embeddings)
+        self._unit_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Load the embedding model and the lexical index (the UI calls this in the background)."""
+        self.embeddings.load()
+        self.embeddings.embed_query("warm up")
+        self.retriever.snapshot()
+
+    def status(self) -> IndexInfo | None:
+        return self.retriever.store.info()
+
+    # --- retrieval -----------------------------------------------------------------------------
+    def retrieve(self, question: str, k: int, mode: Mode = "hybrid") -> list[Passage]:
+        return self.retriever.retrieve(question, k, mode)
+
+    # --- answering -----------------------------------------------------------------------------
+    def ask(
+        self,
+        question: str,
+        history: Sequence[Turn] = (),
+        *,
+        backend: str | None = None,
+        k: int | None = None,
+        mode: Mode = "hybrid",
+    ) -> Answer:
+        answers = list(self.stream(question, history, backend=backend, k=k, mode=mode))
+        return answers[-1]
+
+    def stream(
+        self,
+        question: str,
+        history: Sequence[Turn] = (),
+        *,
+        backend: str | None = None,
+        k: int | None = None,
+        mode: Mode = "hybrid",
+    ) -> Iterator[Answer]:
+        started = time.perf_counter()
+        text = validate_question(question, self.settings.max_question_chars)
+        language = detect_language(text)
+        previous = [t.content for t in history if t.role == "user"]
+        resolved = resolve(text, previous)
+        query = strip_injection(resolved)
+        k = k or self.settings.top_k
+        timings: dict[str, float] = {}
+        passages: list[Passage] = []
+        if query and content_tokens(query):
+            t0 = time.perf_counter()
+            passages = self.retriever.retrieve(query, max(k, _EVIDENCE_PASSAGES), mode)
+            timings["retrieve"] = _ms(t0)
+        backend = backend or self.settings.answer_backend
+        t0 = time.perf_counter()
+        if backend == "extractive":
+            answer = self._extractive(text, query, language, passages, k)
+            timings["answer"] = _ms(t0)
+            answer.timings_ms = timings
+            answer.latency_ms = _ms(started)
+            answer.resolved_question = resolved
+            yield answer
+            return
+        yield from self._llm(text, query, language, passages, k, history, backend, timings, started, resolved)
+
+    def answer_from_passages(self, question: str, passages: list[Passage]) -> Answer:
+        """Extractive answer over given passages (evals use it to compare retrievers fairly)."""
+        text = validate_question(question, self.settings.max_question_chars)
+        return self._extractive(text, strip_injection(text), detect_language(text), passages, len(passages))
+
+    # --- internals -----------------------------------------------------------------------------
+    def _score(self, query: str, passages: Sequence[Passage]) -> tuple[list[ScoredUnit], float]:
+        """Score every evidence unit of the top passages; also return the best score (for refusal)."""
+        expanded = self.retriever.glossary.expand(query)
+        idf = self.retriever.snapshot().lexical.idf if passages else {}
+        weights = idf_weights(content_tokens(expanded), idf)
+        units = [u for i, p in enumerate(passages[:_EVIDENCE_PASSAGES]) for u in split_units(p.text, p.kind, i)]
+        units = [u for u in units if u.kind != "code"]
+        if not units or not weights:
+            return [], 0.0
+        qvec = np.asarray(self.embeddings.embed_query(expanded), dtype=np.float32)
+        vectors = self._vectors([f"{passages[u.passage].section} {u.context} {u.text}".strip() for u in units])
+        sims = vectors @ qvec
+        scored = [
+            ScoredUnit(u, score_unit(u, weights, float(sim), u.passage, passages[u.passage].section))
+            for u, sim in zip(units, sims, strict=True)
+        ]
+        return scored, max(s.score for s in scored)
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        with self._cache_lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._unit_vectors]
+        if missing:
+            fresh = self.embeddings.embed_documents(missing)
+            with self._cache_lock:
+                for t, v in zip(missing, fresh, strict=True):
+                    self._unit_vectors[t] = np.asarray(v, dtype=np.float32)
+                while len(self._unit_vectors) > _UNIT_CACHE_SIZE:
+                    self._unit_vectors.popitem(last=False)
+        with self._cache_lock:
+            return np.stack([self._unit_vectors[t] for t in texts])
+
+    def _extractive(self, question: str, query: str, language: str, passages: list[Passage], k: int) -> Answer:
+        scored, best = self._score(query, passages) if query else ([], 0.0)
+        shown = passages[: max(k, 5)]
+        if best < REFUSAL_THRESHOLD:
+            return Answer(
+                question=question,
+                answer=refusal_text(language),
+                refused=True,
+                language=language,
+                passages=shown,
+            )
+        draft = compose(query, language, passages, scored)
+        return Answer(
+            question=question,
+            answer="\n".join(draft.lines),
+            refused=False,
+            verdict=draft.verdict,
+            language=language,
+            citations=draft.citations,
+            passages=shown,
+        )
+
+    def _llm(
+        self,
+        question: str,
+        query: str,
+        language: str,
+        passages: list[Passage],
+        k: int,
+        history: Sequence[Turn],
+        backend: str,
+        timings: dict[str, float],
+        started: float,
+        resolved: str,
+    ) -> Iterator[Answer]:
+        from app.llm import finalize_llm_answer, stream_llm_answer
+
+        shown = passages[:k]
+        t0 = time.perf_counter()
+        _, best = self._score(query, passages) if query else ([], 0.0)
+        if best < REFUSAL_THRESHOLD or not shown:
+            yield Answer(
+                question=question,
+                answer=refusal_text(language),
+                refused=True,
+                language=language,
+                passages=shown,
+                backend=backend,
+                latency_ms=_ms(started),
+                resolved_question=resolved,
+            )
+            return
+        partial = ""
+        for partial in stream_llm_answer(question, shown, self.settings, backend, language, history):
+            yield Answer(question=question, answer=partial, language=language, passages=shown, backend=backend)
+        text, citations, flagged = finalize_llm_answer(partial, shown)
+        timings["answer"] = _ms(t0)
+        yield Answer(
+            question=question,
+            answer=text,
+            refused=not citations,
+            language=language,
+            citations=citations,
+            passages=shown,
+            backend=backend,
+            flagged=flagged,
+            latency_ms=_ms(started),
+            timings_ms=timings,
+            resolved_question=resolved,
+        )
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 1)

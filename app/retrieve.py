@@ -1,0 +1,127 @@
+"""Hybrid retrieval: dense (Chroma) + BM25, fused, returned as our own ``Passage`` objects.
+
+The query is expanded with the bilingual glossary before both retrievers, so an English question
+reaches Japanese passages and the reverse. The retriever follows the index pointer: when a re-ingest
+publishes a new generation, the next query sees it (no restart).
+
+This module is the boundary: ``StoredChunk``/``DenseHit`` from ``ingest.store`` become ``Passage``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+from app.fusion import rrf
+from app.glossary import Glossary, load_glossary
+from app.lexical import LexicalIndex
+from app.models import Passage
+from ingest.embeddings import AdvisorEmbeddings
+from ingest.indexer import embed_text
+from ingest.settings import Settings
+from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
+
+Mode = Literal["hybrid", "dense", "bm25"]
+
+
+@dataclass
+class _Snapshot:
+    generation: Generation
+    chunks: dict[str, StoredChunk]
+    lexical: LexicalIndex
+
+
+class Retriever:
+    def __init__(
+        self,
+        settings: Settings,
+        embeddings: AdvisorEmbeddings,
+        store: Store | None = None,
+        glossary: Glossary | None = None,
+    ):
+        self.settings = settings
+        self.embeddings = embeddings
+        self._store = store
+        self.glossary = glossary or load_glossary()
+        self._snapshot: _Snapshot | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store.open(self.settings)
+        return self._store
+
+    def snapshot(self) -> _Snapshot:
+        """The live generation with its lexical index, reloaded when the pointer moved."""
+        with self._lock:
+            try:
+                name = self.store.current_name()
+            except IndexUnavailable:
+                self._store = None  # reconnect next time (e.g. the Chroma server came back)
+                raise
+            if name is None:
+                raise IndexUnavailable("the index is empty: run `ingest` first")
+            if self._snapshot is None or self._snapshot.generation.name != name:
+                gen = self.store.current()
+                if gen is None:
+                    raise IndexUnavailable("the index is empty: run `ingest` first")
+                meta = gen.meta
+                if meta is None or meta.embedder != self.embeddings.spec:
+                    built = meta.embedder if meta else "unknown"
+                    raise IndexUnavailable(
+                        f"the index was built with embedder '{built}' but the app uses "
+                        f"'{self.embeddings.spec}': run `ingest` to re-index"
+                    )
+                chunks, _ = gen.all_chunks()
+                lexical = LexicalIndex([c.id for c in chunks], [embed_text(c) for c in chunks])
+                self._snapshot = _Snapshot(gen, {c.id: c for c in chunks}, lexical)
+            return self._snapshot
+
+    def retrieve(self, query: str, k: int, mode: Mode = "hybrid") -> list[Passage]:
+        snap = self.snapshot()
+        expanded = self.glossary.expand(query)
+        n = max(k, self.settings.candidates)
+        dense: list[tuple[str, float]] = []
+        lexical: list[tuple[str, float]] = []
+        if mode in ("hybrid", "dense"):
+            vector = self.embeddings.embed_query(expanded)
+            try:
+                dense = [(h.chunk_id, h.similarity) for h in snap.generation.query(vector, n)]
+            except Exception as exc:
+                self._store = None
+                raise IndexUnavailable(f"the index could not be searched ({exc}); is the Chroma server up?") from exc
+        if mode in ("hybrid", "bm25"):
+            lexical = snap.lexical.search(expanded, n)
+        dense_scores = dict(dense)
+        lexical_scores = dict(lexical)
+        if mode == "dense":
+            ranked = dense
+        elif mode == "bm25":
+            ranked = lexical
+        else:
+            ranked = rrf([[cid for cid, _ in dense], [cid for cid, _ in lexical]])
+        passages: list[Passage] = []
+        for cid, score in ranked[:k]:
+            chunk = snap.chunks.get(cid)
+            if chunk is None:
+                continue
+            passages.append(to_passage(chunk, score, dense_scores.get(cid), lexical_scores.get(cid)))
+        return passages
+
+
+def to_passage(chunk: StoredChunk, score: float, dense: float | None, lexical: float | None) -> Passage:
+    return Passage(
+        chunk_id=chunk.id,
+        doc_id=chunk.doc_id,
+        title=chunk.title,
+        url=chunk.url,
+        section=chunk.section,
+        text=chunk.text,
+        language=chunk.language,
+        kind=chunk.kind,
+        score=round(score, 6),
+        dense=None if dense is None else round(dense, 4),
+        lexical=None if lexical is None else round(lexical, 4),
+    )
