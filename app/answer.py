@@ -40,7 +40,6 @@ _REC_BEFORE = re.compile(
 )
 
 MAX_UNITS = 4
-REFUSAL_THRESHOLD = 0.36  # calibrated on the golden set's unanswerable cases (see evals/reports)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ supplied by the caller, plus the passage's retrieval rank.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -144,9 +143,11 @@ def split_units(text: str, kind: str = "text", passage: int = 0) -> list[Unit]:
 
 
 def idf_weights(tokens: Sequence[str], idf: Mapping[str, float]) -> dict[str, float]:
-    """Weight per distinct query token; unknown tokens get the largest IDF (rare = informative)."""
-    top = max(idf.values(), default=1.0)
-    return {t: max(idf.get(t, top), 0.05) for t in dict.fromkeys(tokens)}
+    """Weight per distinct query token. A token the corpus never uses gets the median IDF: it lowers
+    coverage (the knowledge base may not know that thing) without drowning the tokens it does know."""
+    values = sorted(idf.values())
+    median = values[len(values) // 2] if values else 1.0
+    return {t: max(idf.get(t, median), 0.05) for t in dict.fromkeys(tokens)}
 
 
 def coverage(query_weights: Mapping[str, float], text: str) -> float:
@@ -158,18 +159,10 @@ def coverage(query_weights: Mapping[str, float], text: str) -> float:
     return sum(w for t, w in query_weights.items() if t in present) / total
 
 
-def score_unit(
-    unit: Unit,
-    query_weights: Mapping[str, float],
-    dense: float | None,
-    passage_rank: int,
-    section: str = "",
-) -> float:
-    """Higher is better. Lexical coverage counts the unit's context and section lightly."""
+def score_unit(unit: Unit, query_weights: Mapping[str, float], section: str = "") -> float:
+    """Lexical evidence score: the unit's own coverage of the question, plus a little for its context
+    (parent list item, section path), minus a penalty for fragments too short to be evidence."""
     own = coverage(query_weights, unit.text)
     ctx = coverage(query_weights, f"{unit.context} {section}") if (unit.context or section) else 0.0
-    lexical = own + 0.35 * ctx
-    prior = 1.0 / math.sqrt(1 + passage_rank)
-    semantic = dense if dense is not None else 0.0
-    length_penalty = 0.15 if len(unit.text) < 12 else 0.0  # fragments like 'Slurm' are no evidence
-    return 0.45 * lexical + 0.45 * semantic + 0.25 * prior - length_penalty
+    length_penalty = 0.15 if len(unit.text) < 12 else 0.0
+    return own + 0.35 * ctx - length_penalty

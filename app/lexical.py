@@ -1,32 +1,67 @@
-"""BM25 over chunk texts (contextual header + passage), with the tokens of ``app.text``.
+"""BM25 (Okapi) over chunk texts (contextual header + passage), with the tokens of ``app.text``.
 
-Built in memory from the live index generation (a few thousand chunks build in well under a second)
-and rebuilt when a re-ingest publishes a new generation. Deliberately left out: persisting BM25 state;
-Chroma stays the single source of truth.
+An inverted index (token → postings) makes a query cost proportional to the postings it touches,
+not to the corpus size times the query length. Built in memory from the live index generation and
+rebuilt when a re-ingest publishes a new generation. IDF uses the same formula as rank-bm25's
+BM25Okapi (with its epsilon floor for very common terms), so scores match that reference.
+
+Deliberately left out: persisting BM25 state; Chroma stays the single source of truth.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-from rank_bm25 import BM25Okapi
 
 from app.text import tokenize
+
+K1 = 1.5
+B = 0.75
+EPSILON = 0.25
 
 
 class LexicalIndex:
     def __init__(self, ids: Sequence[str], texts: Sequence[str]):
         self.ids = list(ids)
-        corpus = [tokenize(t) or ["∅"] for t in texts]
-        self._bm25 = BM25Okapi(corpus) if corpus else None
-        self.idf: dict[str, float] = dict(self._bm25.idf) if self._bm25 else {}
+        docs = [Counter(tokenize(t)) for t in texts]
+        lengths = np.array([sum(d.values()) for d in docs], dtype=np.float64)
+        avg = float(lengths.mean()) if len(docs) else 0.0
+        postings: dict[str, tuple[list[int], list[int]]] = {}
+        for i, counts in enumerate(docs):
+            for token, tf in counts.items():
+                entry = postings.setdefault(token, ([], []))
+                entry[0].append(i)
+                entry[1].append(tf)
+        n = len(docs)
+        raw_idf = {t: math.log(n - len(p[0]) + 0.5) - math.log(len(p[0]) + 0.5) for t, p in postings.items()}
+        floor = EPSILON * (sum(raw_idf.values()) / len(raw_idf)) if raw_idf else 0.0
+        self.idf: dict[str, float] = {t: (v if v >= 0 else floor) for t, v in raw_idf.items()}
+        norm = K1 * (1 - B + B * lengths / avg) if avg else np.zeros(n)
+        self._postings = {
+            t: (np.array(docs_, dtype=np.int64), np.array(tfs, dtype=np.float64))
+            for t, (docs_, tfs) in postings.items()
+        }
+        self._norm = norm
+        self._n = n
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every chunk for ``query`` (repeated query tokens count once per occurrence)."""
+        total = np.zeros(self._n)
+        for token in tokenize(query):
+            posting = self._postings.get(token)
+            if posting is None:
+                continue
+            docs, tfs = posting
+            total[docs] += self.idf[token] * tfs * (K1 + 1) / (tfs + self._norm[docs])
+        return total
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         """(chunk_id, score) for the top ``k`` chunks with a positive score, best first."""
-        tokens = tokenize(query)
-        if self._bm25 is None or not tokens:
+        if not self._n:
             return []
-        scores = np.asarray(self._bm25.get_scores(tokens))
-        order = np.argsort(-scores)[:k]
+        scores = self.scores(query)
+        order = np.argsort(-scores, kind="stable")[:k]
         return [(self.ids[i], float(scores[i])) for i in order if scores[i] > 0]

@@ -8,24 +8,20 @@ the numbered passages to an LLM backend. Timings are recorded per stage.
 from __future__ import annotations
 
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 
-import numpy as np
-
-from app.answer import REFUSAL_THRESHOLD, ScoredUnit, compose, refusal_text
+from app.answer import ScoredUnit, compose, refusal_text
 from app.evidence import INJECTION, idf_weights, score_unit, split_units
 from app.followup import resolve
 from app.models import Answer, Passage, Turn
+from app.refusal import should_refuse, unknown_names
 from app.retrieve import Mode, Retriever
 from app.text import content_tokens, detect_language
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 from ingest.settings import Settings
 from ingest.store import IndexInfo
 
-_UNIT_CACHE_SIZE = 20_000
 _EVIDENCE_PASSAGES = 6
 
 
@@ -57,8 +53,6 @@ class Advisor:
         self.settings = settings
         self.embeddings = embeddings or make_embeddings(settings)
         self.retriever = Retriever(settings, self.embeddings)
-        self._unit_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_lock = threading.Lock()
 
     # --- lifecycle ---------------------------------------------------------------------------
     def warm_up(self) -> None:
@@ -128,40 +122,47 @@ class Advisor:
 
     # --- internals -----------------------------------------------------------------------------
     def _score(self, query: str, passages: Sequence[Passage]) -> tuple[list[ScoredUnit], float]:
-        """Score every evidence unit of the top passages; also return the best score (for refusal)."""
+        """Score the evidence units of the top passages; also return the support (for refusal).
+
+        Units are ranked by IDF-weighted coverage of the glossary-expanded question plus their
+        passage's retrieval relevance; no per-unit embedding is computed, which keeps an answer to a
+        few tens of milliseconds after retrieval.
+        """
         expanded = self.retriever.glossary.expand(query)
         idf = self.retriever.snapshot().lexical.idf if passages else {}
         weights = idf_weights(content_tokens(expanded), idf)
-        units = [u for i, p in enumerate(passages[:_EVIDENCE_PASSAGES]) for u in split_units(p.text, p.kind, i)]
-        units = [u for u in units if u.kind != "code"]
-        if not units or not weights:
+        top = passages[:_EVIDENCE_PASSAGES]
+        if not top or not weights:
             return [], 0.0
-        qvec = np.asarray(self.embeddings.embed_query(expanded), dtype=np.float32)
-        vectors = self._vectors([f"{passages[u.passage].section} {u.context} {u.text}".strip() for u in units])
-        sims = vectors @ qvec
-        scored = [
-            ScoredUnit(u, score_unit(u, weights, float(sim), u.passage, passages[u.passage].section))
-            for u, sim in zip(units, sims, strict=True)
-        ]
-        return scored, max(s.score for s in scored)
+        best_fused = max(p.score for p in top) or 1.0
+        scored: list[ScoredUnit] = []
+        support = 0.0
+        for i, p in enumerate(top):
+            relevance = p.score / best_fused
+            dense = p.dense or 0.0
+            best_lexical = 0.0
+            for u in split_units(p.text, p.kind, i):
+                if u.kind == "code":
+                    continue
+                lexical = score_unit(u, weights, p.section)
+                best_lexical = max(best_lexical, lexical)
+                scored.append(ScoredUnit(u, 0.55 * lexical + 0.3 * relevance + 0.15 * dense))
+            if i < 3:
+                # Support ignores rank: something is always ranked first, so rank alone must never
+                # make an irrelevant passage look like an answer.
+                support = max(support, 0.5 * min(best_lexical, 1.0) + 0.5 * dense)
+        return scored, support
 
-    def _vectors(self, texts: list[str]) -> np.ndarray:
-        with self._cache_lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._unit_vectors]
-        if missing:
-            fresh = self.embeddings.embed_documents(missing)
-            with self._cache_lock:
-                for t, v in zip(missing, fresh, strict=True):
-                    self._unit_vectors[t] = np.asarray(v, dtype=np.float32)
-                while len(self._unit_vectors) > _UNIT_CACHE_SIZE:
-                    self._unit_vectors.popitem(last=False)
-        with self._cache_lock:
-            return np.stack([self._unit_vectors[t] for t in texts])
+    def _refuse(self, query: str, support: float) -> bool:
+        if not query:
+            return True
+        vocabulary = self.retriever.snapshot().lexical.idf
+        return should_refuse(support, unknown_names(query, vocabulary))
 
     def _extractive(self, question: str, query: str, language: str, passages: list[Passage], k: int) -> Answer:
-        scored, best = self._score(query, passages) if query else ([], 0.0)
+        scored, support = self._score(query, passages) if query else ([], 0.0)
         shown = passages[: max(k, 5)]
-        if best < REFUSAL_THRESHOLD:
+        if self._refuse(query, support):
             return Answer(
                 question=question,
                 answer=refusal_text(language),
@@ -197,8 +198,8 @@ class Advisor:
 
         shown = passages[:k]
         t0 = time.perf_counter()
-        _, best = self._score(query, passages) if query else ([], 0.0)
-        if best < REFUSAL_THRESHOLD or not shown:
+        _, support = self._score(query, passages) if query else ([], 0.0)
+        if self._refuse(query, support) or not shown:
             yield Answer(
                 question=question,
                 answer=refusal_text(language),

@@ -10,6 +10,7 @@ This module is the boundary: ``StoredChunk``/``DenseHit`` from ``ingest.store`` 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,11 +26,17 @@ from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
 Mode = Literal["hybrid", "dense", "bm25"]
 
 
+# How often the live-generation pointer is re-read. Re-ingests are picked up within this delay,
+# and a burst of questions does not pay a pointer round trip each.
+POINTER_TTL_S = 2.0
+
+
 @dataclass
 class _Snapshot:
     generation: Generation
     chunks: dict[str, StoredChunk]
     lexical: LexicalIndex
+    checked_at: float = 0.0
 
 
 class Retriever:
@@ -45,6 +52,7 @@ class Retriever:
         self._store = store
         self.glossary = glossary or load_glossary()
         self._snapshot: _Snapshot | None = None
+        self.pointer_ttl_s = POINTER_TTL_S
         self._lock = threading.Lock()
 
     @property
@@ -56,6 +64,9 @@ class Retriever:
     def snapshot(self) -> _Snapshot:
         """The live generation with its lexical index, reloaded when the pointer moved."""
         with self._lock:
+            now = time.monotonic()
+            if self._snapshot is not None and now - self._snapshot.checked_at < self.pointer_ttl_s:
+                return self._snapshot
             try:
                 name = self.store.current_name()
             except IndexUnavailable:
@@ -77,6 +88,7 @@ class Retriever:
                 chunks, _ = gen.all_chunks()
                 lexical = LexicalIndex([c.id for c in chunks], [embed_text(c) for c in chunks])
                 self._snapshot = _Snapshot(gen, {c.id: c for c in chunks}, lexical)
+            self._snapshot.checked_at = now
             return self._snapshot
 
     def retrieve(self, query: str, k: int, mode: Mode = "hybrid") -> list[Passage]:

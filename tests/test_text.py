@@ -1,0 +1,99 @@
+"""Tokenisation, glossary expansion, fusion and follow-up resolution (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.followup import is_followup, resolve
+from app.fusion import rrf
+from app.glossary import Glossary, load_glossary
+from app.text import char_bigrams, content_tokens, detect_language, tokenize
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", []),
+        ("a", ["a"]),
+        ("🙂", []),
+        ("学習", ["w:学習"]),
+        ("Schedulers", ["scheduler"]),
+        ("ＧＰＵ利用率", ["gpu", "w:利用率"]),
+        ("ワーカノードを追加した", ["w:ワーカー", "w:ノード", "w:追加", "w:為る"]),
+        ("Kubernetes 1.31 nodes", ["kubernete", "1.31", "node"]),
+    ],
+)
+def test_tokenize(text: str, expected: list[str]) -> None:
+    assert tokenize(text) == expected
+
+
+def test_char_bigrams_need_no_dictionary() -> None:
+    assert char_bigrams("GPU利用率") == ["gpu", "利用", "用率"]
+    assert char_bigrams("学") == ["学"]
+
+
+def test_content_tokens_drop_function_words() -> None:
+    tokens = content_tokens("Which is better for the control plane?")
+    assert "which" not in tokens and "the" not in tokens
+    assert {"control", "plane"} <= set(tokens)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [("GPU利用率はどちらが高い？", "ja"), ("Which one uses more GPU?", "en"), ("Slurmの構築は?", "ja"), ("", "en")],
+)
+def test_detect_language(text: str, lang: str) -> None:
+    assert detect_language(text) == lang
+
+
+def test_glossary_expands_both_ways() -> None:
+    g = Glossary([["コントロールプレーン", "control plane"], ["推論", "inference"]])
+    assert g.expansions("How big is the control plane?") == ["コントロールプレーン"]
+    assert g.expansions("推論にも使える？") == ["inference"]
+    assert g.expansions("nothing relevant") == []
+    # Latin terms match whole phrases on word boundaries: 'plane' alone is not 'control plane'
+    assert g.expansions("a plane ticket") == []
+    assert g.expansions("remote controlplane") == []
+
+
+def test_shipped_glossary_loads_and_covers_core_terms() -> None:
+    g = load_glossary()
+    assert len(g.groups) > 50
+    assert "gpu利用率" in g.expansions("What GPU utilization does Slurm reach?")
+    assert "control plane" in g.expansions("コントロールプレーンの資源は？")
+
+
+def test_rrf_prefers_items_ranked_by_both() -> None:
+    fused = rrf([["a", "b", "c"], ["c", "b", "d"]])
+    assert {item for item, _ in fused[:2]} == {"b", "c"}
+    assert {item for item, _ in fused} == {"a", "b", "c", "d"}
+    scores = dict(fused)
+    assert scores["b"] > scores["a"] and scores["b"] > scores["d"]
+
+
+def test_rrf_weights() -> None:
+    fused = dict(rrf([["a"], ["b"]], weights=[2.0, 1.0]))
+    assert fused["a"] > fused["b"]
+
+
+@pytest.mark.parametrize(
+    ("question", "followup"),
+    [
+        ("And its control plane?", True),
+        ("What about Kubernetes?", True),
+        ("そのコントロールプレーンは？", True),
+        ("How many control plane nodes does Kubernetes need?", False),
+        ("Slurmの構築に必要な台数は？", False),
+    ],
+)
+def test_is_followup(question: str, followup: bool) -> None:
+    assert is_followup(question) is followup
+
+
+def test_resolve_chains_followups() -> None:
+    history = ["How heavy is Kubernetes to operate?", "And its control plane?"]
+    resolved = resolve("What about upgrades then?", history)
+    assert resolved.startswith("How heavy is Kubernetes to operate?")
+    assert resolved.endswith("What about upgrades then?")
+    assert resolve("Slurmの構築に必要な台数は？", history) == "Slurmの構築に必要な台数は？"
+    assert resolve("And its control plane?", []) == "And its control plane?"
