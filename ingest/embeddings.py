@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import itertools
 import math
 import re
 import threading
@@ -164,7 +165,7 @@ class FakeEmbeddings(AdvisorEmbeddings):
         lowered = text.lower()
         features = re.findall(r"[a-z0-9]+", lowered)
         cjk = [ch for ch in lowered if ord(ch) > 0x3000]
-        features += ["".join(pair) for pair in zip(cjk, cjk[1:], strict=False)]
+        features += ["".join(pair) for pair in itertools.pairwise(cjk)]
         for feature in features:
             digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
             vec[int.from_bytes(digest[:4], "little") % self.dim] += 1.0 if digest[4] & 1 else -1.0
