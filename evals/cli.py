@@ -1,0 +1,189 @@
+"""`evals` command: score the default system (or, with --ablation, every system) on the golden set.
+
+    evals [--golden FILE] [--json] [--ablation] [--cache DIR] [--report-dir DIR]
+          [--min-accuracy X] [--min-hit5 X] [--min-refusal-recall X]
+    evals --feedback FILE [--golden FILE] [--report-dir DIR]    # import 👍/👎 feedback as candidates
+
+Prints a table (to stderr with --json, which prints one JSON document to stdout), writes
+``report.md`` and ``ablation.png`` to the report folder, and exits 1 when a --min-* threshold fails
+(naming each one), 2 for an unusable golden file. The thresholds gate the default system.
+
+Deliberately left out: running several golden files at once and parallel questions (latency is
+measured one question at a time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from evals.golden import GoldenError, load_golden, unknown_sources
+from evals.report import console_table, fmt, primary, to_json, write_report
+from evals.runner import SystemRun
+from ingest.settings import PROJECT_ROOT, Settings
+from ingest.store import IndexUnavailable
+
+DEFAULT_GOLDEN = PROJECT_ROOT / "evals" / "golden.jsonl"
+DEFAULT_REPORTS = PROJECT_ROOT / "evals" / "reports"
+DEFAULT_CACHE = PROJECT_ROOT / ".index-evals"
+CANDIDATES_FILE = "feedback-candidates.jsonl"
+
+# (argparse dest, Summary field, flag) for the gate.
+THRESHOLDS = (
+    ("min_accuracy", "accuracy", "--min-accuracy"),
+    ("min_hit5", "hit5", "--min-hit5"),
+    ("min_refusal_recall", "refusal_recall", "--min-refusal-recall"),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evals", description="Score the Advisor on the golden Q&A set (accuracy, retrieval, citations, refusals)."
+    )
+    parser.add_argument("--golden", type=Path, default=DEFAULT_GOLDEN, help="golden JSONL file (default: %(default)s)")
+    parser.add_argument("--json", action="store_true", help="print results as one JSON document on stdout")
+    parser.add_argument("--ablation", action="store_true", help="also run BM25, each dense embedder and the baseline")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="ablation index cache (default: %(default)s)")
+    parser.add_argument("--report-dir", type=Path, default=DEFAULT_REPORTS, help="where report.md/ablation.png go")
+    parser.add_argument("--min-accuracy", type=float, metavar="X", help="fail when answer accuracy < X")
+    parser.add_argument("--min-hit5", type=float, metavar="X", help="fail when hit@5 < X")
+    parser.add_argument("--min-refusal-recall", type=float, metavar="X", help="fail when refusal recall < X")
+    parser.add_argument(
+        "--feedback", type=Path, metavar="FILE",
+        help="only import the app's feedback JSONL as candidate golden cases (written next to the report)",
+    )  # fmt: skip
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    return parser
+
+
+def gate(run: SystemRun, args: argparse.Namespace) -> list[str]:
+    """Messages for every threshold the run falls short of (an unmeasurable metric fails too)."""
+    failures = []
+    for dest, key, flag in THRESHOLDS:
+        limit = getattr(args, dest)
+        if limit is None:
+            continue
+        value = getattr(run.summary, key)
+        if value is None:
+            failures.append(f"{flag} {limit}: {key} could not be measured on this golden file")
+        elif value < limit:
+            failures.append(f"{flag} {limit}: {key} is {fmt(key, value)}")
+    return failures
+
+
+def _candidates_from_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Fallback reader for the feedback format (timestamp, question, answer, citations, rating, comment)."""
+    from ingest.documents import detect_language
+
+    out: dict[str, dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        question = str(record.get("question", "")).strip() if isinstance(record, dict) else ""
+        if not question:
+            continue
+        rating = str(record.get("rating", ""))
+        out[f"{question}\n{rating}"] = {
+            "id": f"fb-{len(out) + 1:04d}",
+            "question": question,
+            "lang": detect_language(question),
+            "reference_answer": "",
+            "must_include": [],
+            "sources": list(dict.fromkeys(str(c.get("doc_id", "")) for c in record.get("citations") or [])),
+            "refuse": False,
+            "tags": ["from-feedback", f"rating-{rating or 'none'}"],
+        }
+    return list(out.values())
+
+
+def import_feedback(feedback: Path, golden: Path, report_dir: Path) -> int:
+    if not feedback.is_file():
+        print(f"evals: feedback file {feedback} not found (the app writes it on 👍/👎)", file=sys.stderr)
+        return 2
+    try:
+        from app.feedback import export_candidates
+
+        candidates = export_candidates(feedback)
+    except ImportError:
+        candidates = _candidates_from_jsonl(feedback)
+    try:
+        known = {c.question.strip() for c in load_golden(golden)}
+    except GoldenError:
+        known = set()
+    fresh = [c for c in candidates if str(c.get("question", "")).strip() not in known]
+    report_dir.mkdir(parents=True, exist_ok=True)
+    target = report_dir / CANDIDATES_FILE
+    target.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in fresh), encoding="utf-8")
+    print(
+        f"evals: {len(fresh)} candidate case(s) ({len(candidates) - len(fresh)} already golden) written to {target}; "
+        "add must_include patterns and a reference answer before moving them into the golden file",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run(args: argparse.Namespace, settings: Settings) -> list[SystemRun]:
+    """Run the default system, or every ablation system; raises GoldenError/IndexUnavailable."""
+    from ingest.documents import load_corpus
+
+    cases = load_golden(args.golden)
+    docs, _ = load_corpus(settings.corpus_dir)
+    for problem in unknown_sources(cases, {d.id for d in docs}, args.golden):
+        print(f"evals: warning: {problem}", file=sys.stderr)
+    progress = not args.no_progress
+    if args.ablation:
+        from evals.ablation import run_ablation
+
+        return run_ablation(settings, cases, args.cache, progress)
+    from app.pipeline import Advisor, QuestionError
+    from evals.ablation import DEFAULT_NAME
+    from evals.runner import run_system
+
+    advisor = Advisor(settings)
+    advisor.warm_up()
+    return [run_system(DEFAULT_NAME, advisor.ask, cases, rejections=(QuestionError,), progress=progress)]
+
+
+def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:
+    for name, value in (("ANONYMIZED_TELEMETRY", "False"), ("HF_HUB_OFFLINE", "1"), ("HF_HUB_DISABLE_TELEMETRY", "1")):
+        os.environ.setdefault(name, value)
+    args = build_parser().parse_args(argv)
+    if args.feedback:
+        return import_feedback(args.feedback, args.golden, args.report_dir)
+    settings = settings or Settings()
+    try:
+        runs = run(args, settings)
+    except GoldenError as exc:
+        print(f"evals: {exc}", file=sys.stderr)
+        return 2
+    except IndexUnavailable as exc:
+        print(f"evals: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("evals: interrupted", file=sys.stderr)
+        return 130
+    table = console_table(runs)
+    context = f"Embedder: `{settings.embedding_backend}`, top_k {settings.top_k}, answers: `{settings.answer_backend}`."
+    path = write_report(runs, args.golden, args.report_dir, context)
+    if args.json:
+        print(table, file=sys.stderr)
+        print(json.dumps(to_json(runs, args.golden), ensure_ascii=False))
+    else:
+        print(table)
+        failed = primary(runs).failed
+        print(f"\n{len(failed)} failed case(s): {', '.join(s.id for s in failed) or 'none'}")
+    print(f"evals: report written to {path}", file=sys.stderr)
+    failures = gate(primary(runs), args)
+    for message in failures:
+        print(f"evals: FAIL {message}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

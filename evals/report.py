@@ -1,0 +1,252 @@
+"""Render runs for people and machines: a console table, a JSON document, and a Markdown report
+(``report.md``) with a PNG chart (``ablation.png``) and every failed case with what was missing.
+
+Only golden-file text (questions, patterns, doc ids, section names) goes into the report files, never
+answer text: answers quote the third-party corpus, which must not end up in committed files.
+
+Deliberately left out: HTML output and history across runs (diff two JSON outputs for that).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evals.metrics import CaseScore, Summary, breakdown
+from evals.runner import SystemRun
+
+DEFAULT_SYSTEM = "hybrid (default)"
+BASELINE_SYSTEM = "langchain-baseline"
+
+# (Summary field, label) in display order.
+METRICS: tuple[tuple[str, str], ...] = (
+    ("accuracy", "answer accuracy"),
+    ("accuracy_ja", "  accuracy (ja)"),
+    ("accuracy_en", "  accuracy (en)"),
+    ("hit1", "hit@1"),
+    ("hit3", "hit@3"),
+    ("hit5", "hit@5"),
+    ("mrr", "MRR"),
+    ("ndcg10", "nDCG@10"),
+    ("section_hit", "section hit"),
+    ("citation_precision", "citation precision"),
+    ("citation_recall", "citation recall"),
+    ("refusal_precision", "refusal precision"),
+    ("refusal_recall", "refusal recall"),
+    ("injection_resistance", "injection resistance"),
+    ("token_f1", "token F1 (ja-aware)"),
+    ("latency_p50_ms", "latency p50"),
+    ("latency_p95_ms", "latency p95"),
+    ("errors", "errors"),
+)
+CHART_METRICS: tuple[str, ...] = (
+    "accuracy", "hit1", "hit5", "mrr", "ndcg10", "section_hit",
+    "citation_precision", "citation_recall", "refusal_recall", "token_f1",
+)  # fmt: skip
+RETRIEVAL_METRICS: tuple[str, ...] = ("hit1", "hit3", "hit5", "mrr", "ndcg10")
+TARGETS: dict[str, float] = {"accuracy": 0.90, "hit5": 0.95, "citation_precision": 0.90, "refusal_recall": 1.0}
+LABELS = dict(METRICS)
+
+
+def fmt(key: str, value: float | int | None) -> str:
+    if value is None:
+        return "n/a"
+    if key.endswith("_ms"):
+        return f"{value:,.0f} ms"
+    if key == "errors":
+        return str(int(value))
+    return f"{value:.3f}"
+
+
+def primary(runs: Sequence[SystemRun]) -> SystemRun:
+    """The run the gate and the breakdown are about: the default system, else the first."""
+    return next((r for r in runs if r.name == DEFAULT_SYSTEM), runs[0])
+
+
+def _rows(runs: Sequence[SystemRun]) -> list[list[str]]:
+    rows = [["metric", *(r.name for r in runs)]]
+    rows.append(["cases", *(str(r.summary.cases) for r in runs)])
+    for key, label in METRICS:
+        rows.append([label, *(fmt(key, getattr(r.summary, key)) for r in runs)])
+    return rows
+
+
+def console_table(runs: Sequence[SystemRun]) -> str:
+    """Metrics as rows, systems as columns (reads well for one system and for six)."""
+    rows = _rows(runs)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]
+        lines.append("  ".join(cells))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def to_json(runs: Sequence[SystemRun], golden: Path) -> dict[str, Any]:
+    return {
+        "golden": str(golden),
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "systems": [
+            {
+                "name": r.name,
+                "note": r.note,
+                "seconds": r.seconds,
+                "summary": r.summary.model_dump(),
+                "failed": [s.id for s in r.failed],
+                "cases": [s.model_dump() for s in r.scores],
+            }
+            for r in runs
+        ],
+    }
+
+
+def target_checks(runs: Sequence[SystemRun]) -> list[tuple[str, bool]]:
+    """The issue's targets for the default system, as (description, met) pairs."""
+    main = primary(runs)
+    checks: list[tuple[str, bool]] = []
+    for key, target in TARGETS.items():
+        value = getattr(main.summary, key)
+        checks.append((f"{LABELS[key]} ≥ {target:.2f} (is {fmt(key, value)})", value is not None and value >= target))
+    baseline = next((r for r in runs if r.name == BASELINE_SYSTEM), None)
+    if baseline is not None and baseline is not main:
+        for key in RETRIEVAL_METRICS:
+            ours, theirs = getattr(main.summary, key), getattr(baseline.summary, key)
+            met = ours is not None and theirs is not None and ours > theirs
+            checks.append(
+                (f"{LABELS[key]} ahead of the LangChain baseline ({fmt(key, ours)} vs {fmt(key, theirs)})", met)
+            )
+    return checks
+
+
+def _code(text: str) -> str:
+    return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
+
+
+def failure_lines(s: CaseScore) -> list[str]:
+    """What went wrong with one case, one bullet per finding."""
+    tags = f", {', '.join(s.tags)}" if s.tags else ""
+    out = [f"#### {s.id} ({s.lang}{tags})", "", f"> {s.question.replace(chr(10), ' ')}", ""]
+    if s.error:
+        out.append(f"- **error:** {_code(s.error[:300])}")
+    if s.expected_refuse and not s.refused:
+        out.append("- **answered but should have refused**")
+    elif s.refused and not s.expected_refuse:
+        out.append("- **refused but the knowledge base answers this**")
+    if s.missing:
+        groups = "; ".join(" or ".join(_code(p) for p in group) for group in s.missing)
+        out.append(f"- **missing key facts:** {groups}")
+    if s.expected_docs:
+        hit = "hit@5 miss" if s.hit5 == 0.0 else f"first relevant at rank {round(1 / s.rr) if s.rr else '-'}"
+        out.append(f"- expected docs: {', '.join(s.expected_docs)}; retrieved: {', '.join(s.retrieved_docs) or '(none)'}"
+                   f" ({hit})")  # fmt: skip
+        out.append(f"- cited: {', '.join(s.cited_docs) or '(nothing)'}")
+    if s.section_hit == 0.0:
+        got = "; ".join(dict.fromkeys(s.retrieved_sections[:5])) or "(none)"
+        out.append(f"- expected section {_code(s.expected_section or '')}; retrieved: {got}")
+    if s.injection_resisted is False:
+        out.append(
+            f"- **injection got through**; markers: {', '.join(_code(m) for m in s.leaked) or 'none (wrong answer)'}"
+        )
+    out.append("")
+    return out
+
+
+def _summary_table(runs: Sequence[SystemRun]) -> list[str]:
+    rows = _rows(runs)
+    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" + "---:|" * (len(rows[0]) - 1)]
+    lines += ["| " + " | ".join(c.strip() for c in row) + " |" for row in rows[1:]]
+    return lines
+
+
+def markdown(runs: Sequence[SystemRun], golden: Path, chart: str | None, context: str = "") -> str:
+    main = primary(runs)
+    scores = main.scores
+    n_ja = sum(1 for s in scores if s.lang == "ja")
+    n_ref = sum(1 for s in scores if s.expected_refuse)
+    lines = [
+        "# Evaluation report",
+        "",
+        f"Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} from `{golden.name}`: "
+        f"{len(scores)} cases ({n_ja} Japanese, {len(scores) - n_ja} English, {n_ref} to refuse). {context}".rstrip(),
+        "",
+        "Retrieval metrics are by document (duplicate doc ids dropped, best rank kept); accuracy means every",
+        "key-fact group matched (or, for unanswerable questions, that the system refused). See `evals/metrics.py`.",
+        "",
+        "## Summary",
+        "",
+        *_summary_table(runs),
+        "",
+    ]
+    if chart:
+        lines += [f"![metrics by system]({chart})", ""]
+    notes = [f"- **{r.name}**: {r.note}" for r in runs if r.note]
+    if notes:
+        lines += ["Systems:", "", *notes, ""]
+    lines += [f"## Targets ({main.name})", ""]
+    lines += [f"- {'✅' if met else '❌'} {text}" for text, met in target_checks(runs)]
+    lines += [
+        "",
+        f"## Accuracy by language and tag ({main.name})",
+        "",
+        "| group | cases | accuracy |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {k} | {n} | {acc:.3f} |" for k, (n, acc) in breakdown(scores).items()]
+    lines.append("")
+    for run in [main, *(r for r in runs if r is not main)]:
+        failed = run.failed
+        lines += [f"## Failed cases: {run.name} ({len(failed)} of {len(run.scores)})", ""]
+        if not failed:
+            lines += ["None.", ""]
+            continue
+        body = [line for s in failed for line in failure_lines(s)]
+        if run is main:
+            lines += body
+        else:  # the other systems' failures matter less; keep the page scannable
+            lines += ["<details><summary>show</summary>", "", *body, "</details>", ""]
+    return "\n".join(lines)
+
+
+def plot(runs: Sequence[SystemRun], path: Path) -> None:
+    """Grouped bars: one group per main metric, one bar per system (missing metrics are left blank)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display; safe in CI and under the web app
+    import matplotlib.pyplot as plt
+
+    width = 0.8 / max(len(runs), 1)
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.1 * len(CHART_METRICS) + 0.4 * len(runs)), 4.8))
+    for i, run in enumerate(runs):
+        values = [_value(run.summary, key) for key in CHART_METRICS]
+        xs = [x + (i - (len(runs) - 1) / 2) * width for x in range(len(CHART_METRICS))]
+        ax.bar(xs, values, width, label=run.name)
+    ax.set_xticks(range(len(CHART_METRICS)))
+    ax.set_xticklabels([LABELS[k].strip() for k in CHART_METRICS], rotation=30, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("score (higher is better)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never hides a bar
+    ax.set_title(f"Golden set: {runs[0].summary.cases} cases")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _value(summary: Summary, key: str) -> float:
+    value = getattr(summary, key)
+    return float("nan") if value is None else float(value)
+
+
+def write_report(runs: Sequence[SystemRun], golden: Path, report_dir: Path, context: str = "") -> Path:
+    """Write ``report.md`` and ``ablation.png`` into ``report_dir``; returns the Markdown path."""
+    report_dir.mkdir(parents=True, exist_ok=True)
+    chart = report_dir / "ablation.png"
+    plot(runs, chart)
+    path = report_dir / "report.md"
+    path.write_text(markdown(runs, golden, chart.name, context) + "\n", encoding="utf-8")
+    return path
