@@ -3,9 +3,9 @@
 A body is parsed into blocks (paragraph, list item, table, code fence, quote) under a heading path,
 then blocks of one section are packed into chunks of at most ``max_chars`` characters that also pass
 an optional ``fits`` check (the embedder's token limit). Blocks are never cut unless a single block is
-too big on its own; then a table is cut between rows with its header repeated, a list item or a
-paragraph between sentences (Japanese 。！？ and English .!?), a code block between lines with its
-fence repeated, and only as a last resort a sentence mid-way.
+too big on its own; then a table is cut between rows with its header repeated, a list item between
+its lines (sub-items), a paragraph between sentences (Japanese 。！？ and English .!?), a code block
+between lines with its fence repeated, and only as a last resort a line mid-way.
 
 Deliberately left out: overlap between chunks (sections and contextual headers already give context),
 and headings inside the chunk text (they travel as ``section``).
@@ -20,9 +20,10 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-CHUNKER_VERSION = "md-structure-3"
+CHUNKER_VERSION = "md-structure-4"  # bump whenever the same body can chunk differently
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# A closing run of #s only counts when a space precedes it (CommonMark), so "## Using C#" keeps its "#".
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+")
 _TABLE_ROW = re.compile(r"^\s*\|")
@@ -31,6 +32,9 @@ _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+(?=\S)")
 
 Fits = Callable[[str], bool]
+# A splitter cuts text into (separator, piece) pairs that concatenate back to it; a separator is
+# whitespace that may be dropped where a chunk boundary falls (the line break between two lines).
+Splitter = Callable[[str], list[tuple[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,25 @@ class RawChunk:
     kind: str
 
 
+def headings(body: str) -> list[tuple[int, str]]:
+    """(level, title) of every heading outside code fences, in order.
+
+    >>> headings("# T\\n\\n```sh\\n# not a heading\\n```\\n## Using C#\\n### Done ###")
+    [(1, 'T'), (2, 'Using C#'), (3, 'Done')]
+    """
+    found: list[tuple[int, str]] = []
+    fence: str | None = None
+    for line in body.splitlines():
+        if fence is not None:
+            if line.strip().startswith(fence):  # same closing rule as parse_blocks
+                fence = None
+        elif opening := _FENCE.match(line):
+            fence = opening.group(1)
+        elif m := _HEADING.match(line):
+            found.append((len(m.group(1)), m.group(2).strip()))
+    return found
+
+
 def parse_blocks(body: str, drop_single_h1: bool = False) -> list[Block]:
     """Split a Markdown body into blocks, each tagged with its heading path (e.g. 'A > B').
 
@@ -58,14 +81,7 @@ def parse_blocks(body: str, drop_single_h1: bool = False) -> list[Block]:
     lines = body.splitlines()
     blocks: list[Block] = []
     path: list[tuple[int, str]] = []
-    in_fence = False
-    h1_count = 0
-    for line in lines:
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        elif not in_fence and (m := _HEADING.match(line)) and len(m.group(1)) == 1:
-            h1_count += 1
-    skip_h1 = drop_single_h1 and h1_count == 1
+    skip_h1 = drop_single_h1 and sum(1 for level, _ in headings(body) if level == 1) == 1
     i = 0
 
     def section() -> str:
@@ -177,7 +193,8 @@ def _ok(text: str, max_chars: int, fits: Fits | None) -> bool:
 def _hard_split(text: str, max_chars: int, fits: Fits | None) -> Iterator[str]:
     """Last resort for one over-long sentence: cut at the longest prefix that fits."""
     while text:
-        lo, hi = 1, len(text)
+        # No prefix longer than max_chars can fit: bounding the search keeps huge lines linear.
+        lo, hi = 1, min(len(text), max_chars)
         while lo < hi:  # binary search for the longest fitting prefix
             mid = (lo + hi + 1) // 2
             if _ok(text[:mid], max_chars, fits):
@@ -202,13 +219,34 @@ def _split_oversized(block: Block, max_chars: int, fits: Fits | None) -> list[st
         closing = rows[-1:] if len(rows) > 1 and _FENCE.match(rows[-1]) else []
         inner = rows[1 : len(rows) - len(closing)]
         return _pack_lines(inner, opening, max_chars, fits, closing)
-    pieces: list[str] = []
-    for sentence in split_sentences(block.text):
-        if _ok(sentence, max_chars, fits):
-            pieces.append(sentence)
-        else:
-            pieces.extend(_hard_split(sentence, max_chars, fits))
-    return _pack_pieces(pieces, "", max_chars, fits)
+    # A list is cut between its lines (sub-items) first, prose between sentences first; each falls
+    # back to the other boundary, and only then to a cut inside a line.
+    splitters: list[Splitter] = [_lines, _sentences] if block.kind == "list" else [_sentences, _lines]
+    return _pack_pieces(_cut(block.text, splitters, max_chars, fits), max_chars, fits)
+
+
+def _lines(text: str) -> list[tuple[str, str]]:
+    # Block text is lines joined by "\n" (see parse_blocks), so this split is exact.
+    return [("\n" if i else "", line) for i, line in enumerate(text.split("\n"))]
+
+
+def _sentences(text: str) -> list[tuple[str, str]]:
+    return [("", sentence) for sentence in split_sentences(text)]
+
+
+def _cut(text: str, splitters: list[Splitter], max_chars: int, fits: Fits | None) -> list[tuple[str, str]]:
+    """(separator, piece) pairs whose pieces each fit, cut at the coarsest boundary that works."""
+    if _ok(text, max_chars, fits):
+        return [("", text)]
+    if not splitters:
+        return [("", piece) for piece in _hard_split(text, max_chars, fits)]
+    pieces: list[tuple[str, str]] = []
+    for sep, part in splitters[0](text):
+        cut = _cut(part, splitters[1:], max_chars, fits)
+        if cut:
+            cut[0] = (sep + cut[0][0], cut[0][1])
+        pieces.extend(cut)
+    return pieces
 
 
 def _pack_lines(
@@ -236,10 +274,11 @@ def _pack_lines(
     return result
 
 
-def _pack_pieces(pieces: list[str], sep: str, max_chars: int, fits: Fits | None) -> list[str]:
+def _pack_pieces(pieces: list[tuple[str, str]], max_chars: int, fits: Fits | None) -> list[str]:
+    """Greedily join pieces (with their separators) into the fewest fitting texts."""
     out: list[str] = []
     current = ""
-    for piece in pieces:
+    for sep, piece in pieces:
         candidate = current + sep + piece if current else piece
         if current and not _ok(candidate, max_chars, fits):
             out.append(current)
@@ -264,8 +303,14 @@ def chunk_markdown(
     min_chars: int = 120,
     fits: Fits | None = None,
     drop_single_h1: bool = True,
+    prefix: Callable[[str], str] | None = None,
 ) -> list[RawChunk]:
-    """Chunk a Markdown body into section-scoped pieces that each satisfy the size limits."""
+    """Chunk a Markdown body into section-scoped pieces that each satisfy the size limits.
+
+    ``prefix(section)`` is the text embedded in front of every chunk of that section (a contextual
+    header); ``fits`` then judges prefix + chunk, since the model sees both. ``max_chars`` counts the
+    chunk alone.
+    """
     chunks: list[RawChunk] = []
     blocks = parse_blocks(body, drop_single_h1)
     i = 0
@@ -275,8 +320,13 @@ def chunk_markdown(
         while i < len(blocks) and blocks[i].section == section:
             group.append(blocks[i])
             i += 1
-        chunks.extend(_pack_section(group, section, max_chars, min_chars, fits))
+        section_fits = _prefixed(fits, prefix(section)) if fits is not None and prefix is not None else fits
+        chunks.extend(_pack_section(group, section, max_chars, min_chars, section_fits))
     return chunks
+
+
+def _prefixed(fits: Fits, head: str) -> Fits:
+    return lambda text: fits(head + text)
 
 
 def _pack_section(
@@ -287,7 +337,9 @@ def _pack_section(
         if _ok(block.text, max_chars, fits):
             units.append((block.kind, block.text))
         else:
-            units.extend((block.kind, piece) for piece in _split_oversized(block, max_chars, fits))
+            # A cut can leave a piece of pure whitespace (e.g. the tail of an indented line): never a chunk.
+            pieces = _split_oversized(block, max_chars, fits)
+            units.extend((block.kind, piece) for piece in pieces if piece.strip())
     out: list[RawChunk] = []
     texts: list[str] = []
     kinds: list[str] = []

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from ingest.embeddings import make_embeddings
 from ingest.indexer import IngestError, run_ingest
 from ingest.settings import Settings
@@ -34,7 +36,13 @@ def main(argv: list[str] | None = None) -> int:
         overrides["corpus_dir"] = args.corpus
     if args.index:
         overrides["index_dir"] = args.index
-    settings = Settings(**overrides)  # type: ignore[arg-type]
+    try:
+        settings = Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:  # a bad ADVISOR_* variable or .env line: say which, no traceback
+        for detail in exc.errors():
+            field = ".".join(str(p) for p in detail["loc"])
+            print(f"ingest: invalid setting ADVISOR_{field.upper()}: {detail['msg']}", file=sys.stderr)
+        return 2
     if args.sync:
         from ingest.sync import run_sync
 
@@ -58,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except IndexUnavailable as exc:
         print(f"ingest: {exc}", file=sys.stderr)
+        if args.json:  # --json callers always get one JSON object on stdout
+            print(json.dumps({"error": str(exc), "files": []}, ensure_ascii=False))
         return 1
     except KeyboardInterrupt:
         print("ingest: interrupted; the previous index is unchanged", file=sys.stderr)
@@ -65,7 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     for err in report.skipped:
         print(f"skipped: {err}", file=sys.stderr)
     if args.json:
-        keys = ("docs_added", "docs_updated", "docs_unchanged", "docs_deleted", "chunks_total", "embedded", "seconds")
+        keys = (
+            "docs_added",
+            "docs_updated",
+            "docs_unchanged",
+            "docs_deleted",
+            "chunks_total",
+            "embedded",
+            "seconds",
+        )
         print(json.dumps({k: getattr(report, k) for k in keys}))
     else:
         print(f"ingest: {report.summary()}")

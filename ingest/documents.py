@@ -15,10 +15,12 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ingest.chunking import headings, parse_blocks
 from ingest.models import Document
 
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_FIRST_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+# The inner group is optional so an empty front matter ("---" right after "---") is still closed.
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(?:(.*?)\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_OPENING = re.compile(r"\A---[ \t]*\r?\n")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 MAX_DOC_BYTES = 5_000_000
 
@@ -86,14 +88,17 @@ def parse_document(raw: bytes, rel_path: str) -> Document:
     match = _FRONT_MATTER.match(text)
     if match:
         try:
-            loaded = yaml.safe_load(match.group(1))
+            loaded = yaml.safe_load(match.group(1) or "")
         except yaml.YAMLError as exc:
-            raise ValueError(f"malformed front matter: {str(exc).splitlines()[0]}") from None
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 2})" if mark is not None else ""  # +2: 0-based, after the '---'
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise ValueError(f"malformed front matter{where}: {problem}") from None
         if loaded is not None and not isinstance(loaded, dict):
             raise ValueError("malformed front matter: expected 'key: value' lines")
         meta = {str(k): v for k, v in (loaded or {}).items()}
         body = text[match.end() :]
-    elif text.startswith("---\n") or text.startswith("---\r\n"):
+    elif _OPENING.match(text):
         raise ValueError("malformed front matter: opening '---' has no closing '---'")
     try:
         fm = FrontMatter.model_validate(meta)
@@ -103,12 +108,15 @@ def parse_document(raw: bytes, rel_path: str) -> Document:
         raise ValueError(f"front matter field '{field}': {first['msg']}") from None
     if not body.strip():
         raise ValueError("document is empty (no text after the front matter)")
+    if not parse_blocks(body):
+        # It would index as zero chunks and count as new on every ingest.
+        raise ValueError("document has headings but no text under them")
     stem = Path(rel_path).stem
     doc_id = fm.id or stem
     if not _ID.match(doc_id):
         raise ValueError(f"cannot derive an id from the file name '{stem}': set 'id' in the front matter")
-    heading = _FIRST_HEADING.search(body)
-    title = fm.title or (heading.group(1) if heading else doc_id)
+    found = headings(body)  # skips '# comments' inside code blocks
+    title = fm.title or (found[0][1] if found and found[0][1] else doc_id)
     return Document(
         id=doc_id,
         title=str(title),

@@ -67,12 +67,15 @@ def index_meta(settings: Settings, embeddings: AdvisorEmbeddings) -> IndexMeta:
 def chunk_document(doc: Document, settings: Settings, fits: Callable[[str], bool] | None) -> list[StoredChunk]:
     """Cut one document into stored chunks whose *embedded* text (with header) fits the model."""
     doc_hash = doc.content_hash
-
-    def fits_with_header(text: str) -> bool:
-        # The contextual header is embedded too, so it counts against the model's limit.
-        return fits is None or fits(f"{doc.title} — \n{text}")
-
-    raw = chunk_markdown(doc.body, settings.chunk_size, settings.chunk_min, fits_with_header)
+    # The contextual header (title + this chunk's section path) is embedded too, so it counts against
+    # the model's limit: the chunker checks each section's chunks with that section's own header.
+    raw = chunk_markdown(
+        doc.body,
+        settings.chunk_size,
+        settings.chunk_min,
+        fits,
+        prefix=lambda section: _header(doc.title, section) + "\n",
+    )
     return [
         StoredChunk(
             id=f"{doc.id}#{i:04d}",
@@ -90,15 +93,16 @@ def chunk_document(doc: Document, settings: Settings, fits: Callable[[str], bool
     ]
 
 
+def _header(title: str, section: str) -> str:
+    return f"{title} — {section}" if section else title
+
+
 def embed_text(chunk: StoredChunk) -> str:
     """Contextual header (title + section path) + verbatim passage: what is embedded and indexed."""
-    header = f"{chunk.title} — {chunk.section}" if chunk.section else chunk.title
-    return f"{header}\n{chunk.text}"
+    return f"{_header(chunk.title, chunk.section)}\n{chunk.text}"
 
 
-def _embed(
-    chunks: list[StoredChunk], embeddings: AdvisorEmbeddings, batch: int, progress: bool
-) -> list[list[float]]:
+def _embed(chunks: list[StoredChunk], embeddings: AdvisorEmbeddings, batch: int, progress: bool) -> list[list[float]]:
     vectors: list[list[float]] = []
     bar = tqdm(total=len(chunks), desc="embedding", unit="chunk", disable=not progress, file=sys.stderr)
     for start in range(0, len(chunks), batch):

