@@ -39,7 +39,7 @@ _REC_BEFORE = re.compile(
     re.I,
 )
 
-MAX_UNITS = 4
+MAX_UNITS = 5
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def select_units(scored: Sequence[ScoredUnit], limit: int = MAX_UNITS) -> list[S
     ranked = sorted(scored, key=lambda s: -s.score)
     if not ranked:
         return []
-    floor = ranked[0].score * 0.72
+    floor = ranked[0].score * 0.65
     chosen: list[ScoredUnit] = []
     per_passage: dict[int, int] = {}
     seen: set[str] = set()

@@ -31,6 +31,7 @@ INJECTION = re.compile(
 )
 
 
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _FIGURE = re.compile(r"^\W*\((figure|図)[:：]", re.IGNORECASE)
 
 
@@ -139,7 +140,20 @@ def split_units(text: str, kind: str = "text", passage: int = 0) -> list[Unit]:
                 paragraph.append(stripped)
         i += 1
     flush_paragraph()
-    return [u for u in units if u.text and not INJECTION.search(u.text) and not _FIGURE.match(u.text)]
+    # A list item that only introduces nested items ("Kubernetesの強み") is context, not evidence.
+    introducers = {u.context.split(" › ")[-1] for u in units if u.context}
+    return [u for u in units if _is_evidence(u, introducers)]
+
+
+def _is_evidence(unit: Unit, parents: set[str]) -> bool:
+    text = unit.text.strip()
+    if not text or INJECTION.search(text) or _FIGURE.match(text):
+        return False
+    if unit.kind == "item" and text in parents:
+        return False
+    if _LINK.fullmatch(text):  # a bare link or table-of-contents entry states nothing
+        return False
+    return len(_LINK.sub(r"\1", text).strip(" -:|")) >= 6
 
 
 def idf_weights(tokens: Sequence[str], idf: Mapping[str, float]) -> dict[str, float]:

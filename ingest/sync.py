@@ -5,7 +5,9 @@ For every source with sync enabled: download ``fetch_url`` (or ``url``) with a c
 and plain text are kept as they are), and write ``<id>.md`` with front matter from the manifest,
 atomically. Same content → the file is not touched, so the incremental ingest that follows embeds
 only what really changed. A failed source keeps its previous file: a network error never deletes
-knowledge. Every download is bounded (timeout, size, retries, redirects, http(s) only).
+knowledge. This module holds the manifest model, the report and that orchestration; the bounded
+download (timeout, size, retries, redirects, http(s) only) is ``ingest.fetch`` and the HTML
+conversion is ``ingest.html_markdown``.
 
 Deliberately left out: crawling beyond the listed URLs, JavaScript rendering, PDFs and images,
 concurrent downloads (a few dozen pages, fetched politely one by one), and deleting files of
@@ -25,25 +27,22 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 import yaml
-from bs4 import BeautifulSoup, Tag
-from markdownify import MarkdownConverter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ingest.documents import parse_document
+from ingest.fetch import USER_AGENT, Fetched, FetchError, SyncLimits, fetch
+from ingest.html_markdown import html_to_markdown, tidy
 from ingest.settings import Settings
 
-USER_AGENT = "slurm-k8s-advisor-sync/0.1"
 STATE_FILE = ".sync-state.json"  # hidden: the corpus loader skips dot-files
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_DROP_TAGS = ["script", "style", "noscript", "template", "iframe", "svg", "canvas", "form", "button", "nav"]
-_CHROME_TAGS = ["header", "footer", "aside"]
 
 Status = Literal["unchanged", "updated", "failed", "skipped"]
 
@@ -145,194 +144,7 @@ class SyncReport(BaseModel):
         return "\n".join(lines)
 
 
-# --- downloading ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SyncLimits:
-    """Bounds of every download (tests pass small values)."""
-
-    timeout_s: float = 20.0  # connect / read / write, each
-    deadline_s: float = 120.0  # whole body of one attempt, against slow trickles
-    max_bytes: int = 5_000_000
-    retries: int = 2  # extra attempts after a timeout, network error, 429 or 5xx
-    backoff_s: float = 1.0  # doubled after every retry
-    max_redirects: int = 5
-
-
-class FetchError(Exception):
-    def __init__(self, reason: str, *, retryable: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retryable = retryable
-
-
-@dataclass
-class Fetched:
-    status: int  # 200 (body read) or 304 (not modified)
-    url: str  # after redirects
-    kind: Literal["html", "markdown", "text"] | None = None
-    charset: str | None = None
-    body: bytes = b""
-    etag: str | None = None
-    last_modified: str | None = None
-
-
-def _require_http(url: str) -> None:
-    if urlsplit(url).scheme not in ("http", "https"):
-        raise FetchError(f"refused non-http(s) URL {url}")
-
-
-def content_kind(content_type: str, url: str) -> Literal["html", "markdown", "text"] | None:
-    """What a response holds, from its type and, for raw-file servers' text/plain, the extension.
-
-    >>> content_kind("text/plain; charset=utf-8", "https://h/x/README.md"), content_kind("image/png", "/a")
-    ('markdown', None)
-    """
-    mime = content_type.split(";")[0].strip().lower()
-    ext = PurePosixPath(urlsplit(url).path).suffix.lower()
-    if mime in ("text/html", "application/xhtml+xml"):
-        return "html"
-    if mime in ("text/markdown", "text/x-markdown"):
-        return "markdown"
-    if mime in ("text/plain", ""):
-        if ext in (".html", ".htm", ".shtml"):
-            return "html"
-        return "markdown" if ext in (".md", ".markdown") else "text"
-    return None
-
-
-def _download(client: httpx.Client, url: str, headers: dict[str, str], limits: SyncLimits) -> Fetched:
-    """One attempt: follow redirects by hand (scheme check and loop detection on every hop)."""
-    visited = [url]
-    for _ in range(limits.max_redirects + 1):
-        _require_http(url)
-        request = client.build_request("GET", url, headers=headers, timeout=httpx.Timeout(limits.timeout_s))
-        response = client.send(request, stream=True, follow_redirects=False)
-        try:
-            code = response.status_code
-            if code in (301, 302, 303, 307, 308):  # not httpx's is_redirect: that includes 304
-                location = response.headers.get("location")
-                if not location:
-                    raise FetchError(f"HTTP {code} redirect without a Location header")
-                target = urljoin(url, location)
-                if target in visited:
-                    raise FetchError(f"redirect loop: {' -> '.join([*visited, target])}")
-                visited.append(target)
-                url = target
-                continue
-            validators = {
-                "etag": response.headers.get("etag"),
-                "last_modified": response.headers.get("last-modified"),
-            }
-            if code == 304:
-                return Fetched(status=304, url=url, **validators)
-            if code != 200:
-                phrase = f"HTTP {code} {response.reason_phrase}".strip()
-                raise FetchError(phrase, retryable=code == 429 or code >= 500)
-            content_type = response.headers.get("content-type", "")
-            kind = content_kind(content_type, url)
-            if kind is None:
-                raise FetchError(f"unsupported content type '{content_type}' (expected HTML, Markdown or text)")
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limits.max_bytes:
-                raise FetchError(f"response is {int(declared):,} bytes, over the {limits.max_bytes:,}-byte limit")
-            return Fetched(200, url, kind, response.charset_encoding, _read_capped(response, limits), **validators)
-        finally:
-            response.close()
-    raise FetchError(f"too many redirects (more than {limits.max_redirects}): {' -> '.join(visited)}")
-
-
-def _read_capped(response: httpx.Response, limits: SyncLimits) -> bytes:
-    parts: list[bytes] = []
-    total = 0
-    deadline = time.monotonic() + limits.deadline_s
-    for chunk in response.iter_bytes():
-        total += len(chunk)
-        if total > limits.max_bytes:
-            raise FetchError(f"response exceeds the {limits.max_bytes:,}-byte limit; download aborted")
-        if time.monotonic() > deadline:
-            raise FetchError(f"download took longer than {limits.deadline_s:g}s", retryable=True)
-        parts.append(chunk)
-    return b"".join(parts)
-
-
-def fetch(
-    client: httpx.Client,
-    url: str,
-    headers: dict[str, str],
-    limits: SyncLimits,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Fetched:
-    """Download with retries and exponential backoff for transient failures only."""
-    attempt = 0
-    while True:
-        try:
-            return _download(client, url, headers, limits)
-        except FetchError as exc:
-            error = exc
-        except httpx.TimeoutException as exc:
-            error = FetchError(f"timed out after {limits.timeout_s:g}s ({type(exc).__name__})", retryable=True)
-        except httpx.TransportError as exc:
-            error = FetchError(f"network error: {exc or type(exc).__name__}", retryable=True)
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            error = FetchError(f"request failed: {exc}")
-        if not error.retryable or attempt >= limits.retries:
-            if attempt:
-                error.reason += f" (after {attempt + 1} attempts)"
-            raise error
-        sleep(limits.backoff_s * 2**attempt)
-        attempt += 1
-
-
 # --- converting -----------------------------------------------------------------------------------
-def _code_language(el: Tag) -> str:
-    for node in (el, el.find("code")):
-        if isinstance(node, Tag):
-            for cls in node.get("class") or []:
-                if cls.startswith(("language-", "lang-")):
-                    return str(cls.split("-", 1)[1])
-    return ""
-
-
-def html_to_markdown(html: bytes | str, base_url: str, selector: str | None = None, charset: str | None = None) -> str:
-    """Main content of an HTML page as Markdown: headings, lists, tables and code kept; chrome dropped.
-
-    The main content is ``selector`` when it matches, else <main>, <article>, [role=main] or <body>.
-    Links become absolute (the text is read away from its site); images are dropped (text-only corpus).
-    """
-    soup = BeautifulSoup(html, "html.parser", from_encoding=charset if isinstance(html, bytes) else None)
-    for tag in soup.find_all(_DROP_TAGS):
-        tag.decompose()
-    candidates = (selector, "main", "article", "[role=main]", "body")
-    root = next((hit for css in candidates if css and (hit := soup.select_one(css))), soup)
-    for tag in root.find_all(_CHROME_TAGS):
-        if tag.find("h1") is None:  # an article's own <header> holding its title stays
-            tag.decompose()
-    for tag in root.find_all("img"):
-        tag.decompose()
-    for link in root.find_all("a", href=True):
-        link["href"] = urljoin(base_url, str(link["href"]))
-    converter = MarkdownConverter(
-        heading_style="atx",
-        bullets="-",
-        escape_underscores=False,  # identifiers like gres_flags stay searchable and quotable
-        escape_asterisks=False,
-        newline_style="spaces",  # <br> becomes a plain line break once tidy() strips the spaces
-        table_infer_header=True,
-        code_language_callback=_code_language,
-    )
-    return tidy(converter.convert_soup(root))
-
-
-def tidy(text: str) -> str:
-    """Trailing spaces off, at most one blank line in a row, one final newline.
-
-    >>> tidy("# A  \\n\\n\\n\\nb\\n")
-    '# A\\n\\nb\\n'
-    """
-    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n") + "\n"
-
-
 def _to_markdown(fetched: Fetched, selector: str | None) -> str:
     raw = fetched.body
     if fetched.kind == "text" and raw.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html")):

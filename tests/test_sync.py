@@ -21,21 +21,12 @@ import pytest
 
 from ingest.documents import load_corpus, parse_document
 from ingest.embeddings import FakeEmbeddings
+from ingest.fetch import USER_AGENT, SyncLimits, content_kind
+from ingest.html_markdown import html_to_markdown
 from ingest.indexer import run_ingest
 from ingest.settings import Settings
 from ingest.store import Store
-from ingest.sync import (
-    STATE_FILE,
-    USER_AGENT,
-    ManifestError,
-    Source,
-    SyncLimits,
-    SyncReport,
-    content_kind,
-    html_to_markdown,
-    load_manifest,
-    run_sync,
-)
+from ingest.sync import STATE_FILE, ManifestError, Source, SyncReport, load_manifest, run_sync
 
 GUIDE_HTML = """<!DOCTYPE html>
 <html><head><title>Queue Guide</title><style>body { color: red }</style>
