@@ -101,7 +101,7 @@ class Advisor:
         passages: list[Passage] = []
         if query and content_tokens(query):
             t0 = time.perf_counter()
-            passages = self.retriever.retrieve(query, max(k, _EVIDENCE_PASSAGES), mode)
+            passages = self.retriever.retrieve(query, max(k, _EVIDENCE_PASSAGES), mode, timings)
             timings["retrieve"] = _ms(t0)
         backend = backend or self.settings.answer_backend
         t0 = time.perf_counter()

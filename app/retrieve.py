@@ -95,7 +95,11 @@ class Retriever:
             self._snapshot.checked_at = now
             return self._snapshot
 
-    def retrieve(self, query: str, k: int, mode: Mode = "hybrid") -> list[Passage]:
+    def retrieve(
+        self, query: str, k: int, mode: Mode = "hybrid", timings: dict[str, float] | None = None
+    ) -> list[Passage]:
+        """Top ``k`` passages for ``query``; per-stage milliseconds go into ``timings`` when given."""
+        clock = _Clock(timings)
         snap = self.snapshot()
         expanded = self.glossary.expand(query)
         n = max(k, self.settings.candidates)
@@ -103,13 +107,20 @@ class Retriever:
         lexical: list[tuple[str, float]] = []
         if mode in ("hybrid", "dense"):
             vector = self.embeddings.embed_query(expanded)
+            clock.lap("embed_query")
+            size = len(snap.chunks)
             try:
-                dense = [(h.chunk_id, h.similarity) for h in snap.generation.query(vector, n)]
+                dense = [(h.chunk_id, h.similarity) for h in snap.generation.query(vector, n, size=size)]
+            except IndexUnavailable:
+                self._store = None
+                raise
             except Exception as exc:
                 self._store = None
                 raise IndexUnavailable(f"the index could not be searched ({exc}); is the Chroma server up?") from exc
+            clock.lap("dense")
         if mode in ("hybrid", "bm25"):
             lexical = snap.lexical.search(expanded, n)
+            clock.lap("bm25")
         dense_scores = dict(dense)
         lexical_scores = dict(lexical)
         if mode == "dense":
@@ -124,7 +135,22 @@ class Retriever:
             if chunk is None:
                 continue
             passages.append(to_passage(chunk, score, dense_scores.get(cid), lexical_scores.get(cid)))
+        clock.lap("fusion")
         return passages
+
+
+class _Clock:
+    """Records the milliseconds since the previous lap under a stage name (no-op without a dict)."""
+
+    def __init__(self, timings: dict[str, float] | None):
+        self.timings = timings
+        self.last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        if self.timings is not None:
+            self.timings[stage] = round((now - self.last) * 1000, 2)
+        self.last = now
 
 
 def to_passage(chunk: StoredChunk, score: float, dense: float | None, lexical: float | None) -> Passage:

@@ -238,13 +238,20 @@ class Generation:
                     embeddings=[list(v) for v in vectors[start : start + _COPY_BATCH]],  # type: ignore[arg-type]
                 )
 
-    def query(self, vector: Sequence[float], k: int) -> list[DenseHit]:
-        n = min(k, self.count())
+    def query(
+        self, vector: Sequence[float], k: int, *, language: str | None = None, size: int | None = None
+    ) -> list[DenseHit]:
+        """Nearest chunks by cosine similarity, optionally only chunks of one ``language``.
+
+        ``size`` is the collection size when the caller already knows it (saves a count round trip).
+        """
+        n = min(k, self.count() if size is None else size)
         if n <= 0:
             return []
         query_vectors: list[Sequence[float]] = [list(vector)]
+        where: Any = {"language": language} if language else None
         with self._guard():
-            got = self._col.query(query_embeddings=query_vectors, n_results=n, include=["distances"])
+            got = self._col.query(query_embeddings=query_vectors, n_results=n, where=where, include=["distances"])
         ids = got["ids"][0]
         dists = (got.get("distances") or [[]])[0]
         # cosine space: distance = 1 - cosine similarity
