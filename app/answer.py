@@ -40,6 +40,8 @@ _REC_BEFORE = re.compile(
 )
 
 MAX_UNITS = 5
+# A single verdict needs the evidence for one platform to outweigh the other's by this factor.
+VERDICT_MARGIN = 1.5
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ def decide_verdict(question: str, chosen: Sequence[ScoredUnit], pool: Sequence[S
         return []
     best = max((s.score for s in chosen), default=0.0)
     voters = [s for s in sorted(pool, key=lambda s: -s.score) if platform_stated(s.unit) and s.score >= 0.8 * best]
-    return voters[:3]
+    return voters[:4]
 
 
 def compose(question: str, language: str, passages: Sequence[Passage], scored: Sequence[ScoredUnit]) -> Draft:
@@ -160,19 +162,14 @@ def compose(question: str, language: str, passages: Sequence[Passage], scored: S
     lines: list[str] = []
     verdict: str | None = None
     if voters:
-        named = {platform_stated(v.unit) for v in voters}
-        cites = " ".join(dict.fromkeys(f"[{numbers[v.unit.passage]}]" for v in voters[:2]))
-        if len(named) == 1:
-            verdict = named.pop() or ""
+        leader, conds = _tally(voters)
+        if leader:
+            backing = [v for v in voters if platform_stated(v.unit) == leader]
+            cites = " ".join(dict.fromkeys(f"[{numbers[v.unit.passage]}]" for v in backing[:2]))
+            verdict = leader
             lines.append(f"**{'結論' if ja else 'Verdict'}: {verdict}** {cites}")
         else:
             verdict = "it depends"
-            conds: list[tuple[str | None, ScoredUnit]] = []
-            for v in voters:
-                plat = platform_stated(v.unit)
-                if any(plat == c[0] for c in conds):
-                    continue
-                conds.append((plat, v))
             parts = [f"{plat} — {_short(v.unit)} [{numbers[v.unit.passage]}]" for plat, v in conds]
             head = "結論: 条件によります" if ja else "Verdict: it depends"
             lines.append(f"**{head}** — " + " / ".join(parts))
@@ -186,6 +183,23 @@ def compose(question: str, language: str, passages: Sequence[Passage], scored: S
     for s in ordered:
         lines.append(f"- {s.unit.text} [{numbers[s.unit.passage]}]")
     return Draft(lines, citations, verdict)
+
+
+def _tally(voters: Sequence[ScoredUnit]) -> tuple[str | None, list[tuple[str, ScoredUnit]]]:
+    """The platform the quoted evidence clearly favours (votes weighted by relevance), or None with
+    each platform's best supporting unit when the evidence is split."""
+    weight: dict[str, float] = {}
+    best: dict[str, ScoredUnit] = {}
+    for v in voters:
+        plat = platform_stated(v.unit)
+        if plat is None:
+            continue
+        weight[plat] = weight.get(plat, 0.0) + v.score
+        best.setdefault(plat, v)
+    ranked = sorted(weight, key=lambda p: -weight[p])
+    if len(ranked) == 1 or (ranked and weight[ranked[0]] >= VERDICT_MARGIN * weight[ranked[1]]):
+        return ranked[0], []
+    return None, [(plat, best[plat]) for plat in ranked]
 
 
 def _short(unit: Unit, limit: int = 120) -> str:

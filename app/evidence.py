@@ -24,9 +24,13 @@ _MD_NOISE = re.compile(r"\*\*|__|`")
 # Text that tries to instruct the assistant is data, never evidence: it cannot state a fact about
 # Slurm or Kubernetes, so it is left out of answers (prompt-injection hygiene).
 INJECTION = re.compile(
-    r"ignore (all |any )?(the )?(previous|prior|above|earlier) (instructions|prompts?|rules)|disregard (the |all )?"
-    r"(previous|above|system)|system prompt|you are now|act as (an? )?|jailbreak|developer mode|"
-    r"(以前|前|上記|これまで)の(指示|命令|プロンプト)を(すべて|全て)?無視|システムプロンプト|指示を無視",
+    r"ignore (all |any )?(of )?(the |your |my )?(previous |prior |above |earlier |system )?(instructions|prompts?|rules)"
+    r"|disregard (the |all |your )?(previous|above|system|rules|instructions)|system prompt|you are now|act as (an? )?"
+    r"|jailbreak|developer mode|(以前|前|上記|これまで)の(指示|命令|プロンプト)を(すべて|全て)?無視|システムプロンプト|指示を無視"
+    # requests for the assistant's own secrets are never questions about the knowledge base
+    r"|(reveal|print|show|dump|leak|tell me) (me )?(your|the) (api[ -]?keys?|secrets?|passwords?|credentials|tokens?"
+    r"|environment variables|env vars|hidden (prompt|instructions)|instructions)"
+    r"|(api\s*キー|apiキー|環境変数|パスワード|認証情報|隠しプロンプト).{0,20}(教えて|表示|出力|見せて)",
     re.IGNORECASE,
 )
 

@@ -20,7 +20,7 @@ from app.text import tokenize
 
 # Below this support nothing is answered; between it and SUPPORT_WITH_UNKNOWN a question that names
 # something the corpus never mentions is refused too. Values from `evals` calibration (README).
-MIN_SUPPORT = 0.44
+MIN_SUPPORT = 0.38
 SUPPORT_WITH_UNKNOWN = 0.59
 
 # Names as people write them: ALLCAPS (LSF), CamelCase (HTCondor), or letters with digits (H100, v1.40).
