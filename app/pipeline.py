@@ -11,6 +11,8 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 
+import numpy as np
+
 from app.answer import ScoredUnit, compose, refusal_text
 from app.evidence import INJECTION, idf_weights, score_unit, split_units
 from app.followup import resolve
@@ -19,10 +21,12 @@ from app.refusal import should_refuse, unknown_names
 from app.retrieve import Mode, Retriever
 from app.text import content_tokens, detect_language
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
+from ingest.indexer import contextual_text
 from ingest.settings import Settings
 from ingest.store import IndexInfo
 
 _EVIDENCE_PASSAGES = 6
+_SUPPORT_PASSAGES = 3  # passages whose match decides whether the question is answerable
 
 
 class QuestionError(ValueError):
@@ -116,9 +120,22 @@ class Advisor:
         yield from self._llm(text, query, language, passages, k, history, backend, timings, started, resolved)
 
     def answer_from_passages(self, question: str, passages: list[Passage]) -> Answer:
-        """Extractive answer over given passages (evals use it to compare retrievers fairly)."""
+        """Extractive answer over passages from any retriever (evals use it to compare retrievers fairly).
+
+        Their dense scores may come from another embedder (or none, for BM25), so the top passages are
+        re-scored with ours: the refusal check then means the same thing for every retriever.
+        """
         text = validate_question(question, self.settings.max_question_chars)
-        return self._extractive(text, strip_injection(text), detect_language(text), passages, len(passages))
+        query = strip_injection(text)
+        if query and passages:
+            head = passages[:_SUPPORT_PASSAGES]
+            qvec = np.asarray(self.embeddings.embed_query(self.retriever.glossary.expand(query)))
+            pvecs = np.asarray(self.embeddings.embed_documents([contextual_text(p.title, p.section, p.text) for p in head]))
+            sims = pvecs @ qvec / (np.linalg.norm(pvecs, axis=1) * (np.linalg.norm(qvec) or 1.0) + 1e-12)
+            passages = [p.model_copy(update={"dense": float(sim)}) for p, sim in zip(head, sims, strict=True)] + list(
+                passages[_SUPPORT_PASSAGES:]
+            )
+        return self._extractive(text, query, detect_language(text), passages, len(passages))
 
     # --- internals -----------------------------------------------------------------------------
     def _score(self, query: str, passages: Sequence[Passage]) -> tuple[list[ScoredUnit], float]:
@@ -147,7 +164,7 @@ class Advisor:
                 lexical = score_unit(u, weights, p.section)
                 best_lexical = max(best_lexical, lexical)
                 scored.append(ScoredUnit(u, 0.55 * lexical + 0.3 * relevance + 0.15 * dense))
-            if i < 3:
+            if i < _SUPPORT_PASSAGES:
                 # Support ignores rank: something is always ranked first, so rank alone must never
                 # make an irrelevant passage look like an answer. Dense similarity is calibrated per
                 # embedder (its typical unrelated-text cosine), so the threshold does not depend on it.

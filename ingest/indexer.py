@@ -99,7 +99,12 @@ def _header(title: str, section: str) -> str:
 
 def embed_text(chunk: StoredChunk) -> str:
     """Contextual header (title + section path) + verbatim passage: what is embedded and indexed."""
-    return f"{_header(chunk.title, chunk.section)}\n{chunk.text}"
+    return contextual_text(chunk.title, chunk.section, chunk.text)
+
+
+def contextual_text(title: str, section: str, text: str) -> str:
+    """The embedded/indexed form of any passage: ``title — section`` header, newline, verbatim text."""
+    return f"{_header(title, section)}\n{text}"
 
 
 def _embed(chunks: list[StoredChunk], embeddings: AdvisorEmbeddings, batch: int, progress: bool) -> list[list[float]]:
