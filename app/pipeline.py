@@ -34,7 +34,8 @@ class QuestionError(ValueError):
 
 
 def validate_question(question: str, max_chars: int) -> str:
-    text = (question or "").replace("\x00", "").strip()
+    # Lone surrogates can arrive through JSON or a non-UTF-8 terminal; replace them rather than crash.
+    text = (question or "").encode("utf-8", "replace").decode("utf-8").replace("\x00", "").strip()
     if not text:
         raise QuestionError("The question is empty: type a question. / 質問が空です。")
     if len(text) > max_chars:
@@ -130,7 +131,9 @@ class Advisor:
         if query and passages:
             head = passages[:_SUPPORT_PASSAGES]
             qvec = np.asarray(self.embeddings.embed_query(self.retriever.glossary.expand(query)))
-            pvecs = np.asarray(self.embeddings.embed_documents([contextual_text(p.title, p.section, p.text) for p in head]))
+            pvecs = np.asarray(
+                self.embeddings.embed_documents([contextual_text(p.title, p.section, p.text) for p in head])
+            )
             sims = pvecs @ qvec / (np.linalg.norm(pvecs, axis=1) * (np.linalg.norm(qvec) or 1.0) + 1e-12)
             passages = [p.model_copy(update={"dense": float(sim)}) for p, sim in zip(head, sims, strict=True)] + list(
                 passages[_SUPPORT_PASSAGES:]

@@ -36,9 +36,14 @@ def esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+# A Markdown link whose target is not http(s) or an in-page anchor (javascript:, data:, file:, ...)
+# is defused by escaping its bracket, so it renders as plain text whatever the sanitizer does.
+_UNSAFE_LINK = re.compile(r"\]\((?!\s*(?:https?://|#))", re.I)
+
+
 def _escape_prose(text: str) -> str:
     # Escape HTML and defuse Markdown images (a document must not make the browser fetch anything).
-    return html.escape(text, quote=False).replace("![", "!\\[")
+    return _UNSAFE_LINK.sub(r"]\\(", html.escape(text, quote=False).replace("![", "!\\["))
 
 
 def _map_outside_code(markdown: str, fn_prose: Callable[[str], str]) -> str:
@@ -177,7 +182,7 @@ def _cell(text: str, limit: int = _EXCERPT_CHARS) -> str:
     if len(flat) > limit:
         flat = flat[: limit - 1] + "…"
     # Table cells: escape HTML, pipes and backticks so a cell can neither break the table nor open code.
-    return esc(flat).replace("|", "&#124;").replace("`", "&#96;").replace("![", "!\\[")
+    return _UNSAFE_LINK.sub(r"]\\(", esc(flat).replace("|", "&#124;").replace("`", "&#96;").replace("![", "!\\["))
 
 
 def _score(value: float | None, digits: int = 3) -> str:

@@ -13,6 +13,7 @@ dictionary-free tokenisation for text overlap.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 from typing import Any
@@ -251,10 +252,21 @@ _CONTENT_POS = ("名詞", "動詞", "形容詞", "形状詞", "副詞", "接頭�
 
 
 @lru_cache(maxsize=1)
-def _sudachi() -> Any:
+def _dictionary() -> Any:
     from sudachipy import Dictionary
 
-    return Dictionary(dict="core").create()
+    return Dictionary(dict="core")
+
+
+_local = threading.local()
+
+
+def _sudachi() -> Any:
+    """This thread's tokenizer: a Sudachi tokenizer is not re-entrant ("already in use" under load)."""
+    tokenizer = getattr(_local, "tokenizer", None)
+    if tokenizer is None:
+        tokenizer = _local.tokenizer = _dictionary().tokenizer()
+    return tokenizer
 
 
 def japanese_words(text: str) -> list[str]:
