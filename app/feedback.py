@@ -24,21 +24,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from app.models import Answer
+from app.models import Answer, CitedSource
 
 Rating = Literal["up", "down"]
 MAX_COMMENT_CHARS = 2000
 _LOCK = threading.Lock()
 _MARKERS = re.compile(r"\s*\[\d{1,3}\]")
-
-
-class CitedSource(BaseModel):
-    n: int
-    doc_id: str
-    chunk_id: str
-    title: str
-    url: str = ""
-    section: str = ""
 
 
 class FeedbackRecord(BaseModel):

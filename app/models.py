@@ -24,8 +24,8 @@ class Passage(BaseModel):
     lexical: float | None = Field(None, description="BM25 score from the lexical retriever.")
 
 
-class Citation(BaseModel):
-    """What an inline marker [n] points at: a checkable quote from one document section."""
+class CitedSource(BaseModel):
+    """Where an inline marker [n] points: one document section (what feedback records keep)."""
 
     n: int
     doc_id: str
@@ -33,6 +33,11 @@ class Citation(BaseModel):
     title: str
     url: str = ""
     section: str = ""
+
+
+class Citation(CitedSource):
+    """A cited source with the checkable quote from it."""
+
     quote: str
 
 

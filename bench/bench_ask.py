@@ -20,18 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.pipeline import Advisor  # noqa: E402
+from evals.metrics import percentile  # noqa: E402
 from ingest.settings import Settings  # noqa: E402
 
 STAGES = ["embed_query", "dense", "bm25", "fusion", "retrieve", "answer"]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    pos = (len(ordered) - 1) * q
-    lo, hi = int(pos), min(int(pos) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def main() -> int:
@@ -71,7 +63,7 @@ def main() -> int:
         if not values:
             continue
         print(
-            f"| {stage} | {len(values)} | {percentile(values, 0.5):.1f} | {percentile(values, 0.95):.1f} "
+            f"| {stage} | {len(values)} | {percentile(values, 50):.1f} | {percentile(values, 95):.1f} "
             f"| {statistics.fmean(values):.1f} |"
         )
     return 0

@@ -63,6 +63,12 @@ class DocumentError(BaseModel):
         return f"{self.path}: {self.reason}"
 
 
+def first_error(exc: ValidationError, whole: str) -> tuple[str, str]:
+    """(dotted field path, message) of a validation error's first problem; ``whole`` when no field."""
+    first = exc.errors()[0]
+    return ".".join(str(part) for part in first["loc"]) or whole, str(first["msg"])
+
+
 def detect_language(text: str) -> str:
     """'ja' when kana or kanji make up a noticeable share of the letters, else 'en'.
 
@@ -103,9 +109,8 @@ def parse_document(raw: bytes, rel_path: str) -> Document:
     try:
         fm = FrontMatter.model_validate(meta)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "front matter"
-        raise ValueError(f"front matter field '{field}': {first['msg']}") from None
+        field, msg = first_error(exc, "front matter")
+        raise ValueError(f"front matter field '{field}': {msg}") from None
     if not body.strip():
         raise ValueError("document is empty (no text after the front matter)")
     if not parse_blocks(body):

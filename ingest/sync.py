@@ -35,7 +35,7 @@ import httpx
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ingest.documents import parse_document
+from ingest.documents import first_error, parse_document
 from ingest.fetch import USER_AGENT, Fetched, FetchError, SyncLimits, fetch
 from ingest.html_markdown import html_to_markdown, tidy
 from ingest.settings import Settings
@@ -107,9 +107,8 @@ def load_manifest(path: Path) -> list[Source]:
         try:
             source = Source.model_validate(entry)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"]) or "entry"
-            raise ManifestError(f"manifest {path}: source #{n} ({label}), {field}: {first['msg']}") from None
+            field, msg = first_error(exc, "entry")
+            raise ManifestError(f"manifest {path}: source #{n} ({label}), {field}: {msg}") from None
         if source.id in seen:
             raise ManifestError(f"manifest {path}: duplicate id '{source.id}' (source #{n})")
         seen.add(source.id)
