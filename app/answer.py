@@ -15,8 +15,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.evidence import Unit
+from app.evidence import Unit, code_after, followers
 from app.models import Citation, Passage
+from app.text import content_tokens
 
 PLATFORMS = {"Slurm": re.compile(r"slurm", re.I), "Kubernetes": re.compile(r"kubernetes|k8s", re.I)}
 
@@ -39,7 +40,17 @@ _REC_BEFORE = re.compile(
     re.I,
 )
 
+# "How do I …?" wants the command: such questions get the example that follows a quoted sentence.
+_HOWTO = re.compile(
+    r"how (do|can|should|would) (i|we|you|one)|how to|what (command|option|flag|setting)s?|example of"
+    r"|どうやって|どうすれば|どのように(して)?(使|設定|実行|指定|起動|有効)|方法|手順|やり方|コマンド|書き方",
+    re.I,
+)
+
 MAX_UNITS = 5
+PER_PASSAGE = 2
+UNIT_FLOOR = 0.65  # units scoring under this share of the best are not evidence enough
+REDUNDANT = 0.7  # word overlap at which a unit repeats one already chosen
 # A single verdict needs the evidence for one platform to outweigh the other's by this factor.
 VERDICT_MARGIN = 1.5
 
@@ -87,25 +98,39 @@ def _canonical(match: re.Match[str]) -> str | None:
     return "Slurm" if has_slurm else "Kubernetes"
 
 
-def select_units(scored: Sequence[ScoredUnit], limit: int = MAX_UNITS) -> list[ScoredUnit]:
-    """Best units, at most two per passage, none far below the best, no repeats."""
+def select_units(scored: Sequence[ScoredUnit], limit: int | None = None) -> list[ScoredUnit]:
+    """Best units, at most PER_PASSAGE per passage, none far below the best, none that mostly repeats
+    one already chosen (the same sentence in two documents, sibling table rows): each line adds news."""
     ranked = sorted(scored, key=lambda s: -s.score)
     if not ranked:
         return []
-    floor = ranked[0].score * 0.65
+    prose = [s.score for s in ranked if s.unit.kind != "code"]
+    floor = (prose[0] if prose else ranked[0].score) * UNIT_FLOOR  # a long code block must not raise the bar
+    limit = MAX_UNITS if limit is None else limit
     chosen: list[ScoredUnit] = []
+    kept: list[set[str]] = []
     per_passage: dict[int, int] = {}
-    seen: set[str] = set()
     for s in ranked:
         if s.score < floor or len(chosen) >= limit:
             break
-        key = s.unit.text.strip().lower()
-        if key in seen or per_passage.get(s.unit.passage, 0) >= 2:
+        if per_passage.get(s.unit.passage, 0) >= PER_PASSAGE:
             continue
-        seen.add(key)
+        if s.unit.kind == "code" and any(c.unit.kind == "code" for c in chosen):
+            continue  # one example is enough; more would crowd out the explanation
+        words = set(content_tokens(s.unit.text))
+        if any(_overlap(words, other) >= REDUNDANT for other in kept):
+            continue
+        kept.append(words)
         per_passage[s.unit.passage] = per_passage.get(s.unit.passage, 0) + 1
         chosen.append(s)
     return chosen
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    """Share of the smaller unit's words that the other one also has (1.0 for an exact repeat)."""
+    if not a or not b:
+        return float(a == b)
+    return len(a & b) / min(len(a), len(b))
 
 
 @dataclass
@@ -115,7 +140,9 @@ class Draft:
     verdict: str | None
 
 
-def _number(units: Sequence[ScoredUnit], passages: Sequence[Passage]) -> tuple[dict[int, int], list[Citation]]:
+def _number(
+    units: Sequence[ScoredUnit], passages: Sequence[Passage], attached: dict[Unit, list[Unit]]
+) -> tuple[dict[int, int], list[Citation]]:
     """Citation numbers in order of first use; each citation quotes the units used from its passage."""
     numbers: dict[int, int] = {}
     quotes: dict[int, list[str]] = {}
@@ -124,8 +151,9 @@ def _number(units: Sequence[ScoredUnit], passages: Sequence[Passage]) -> tuple[d
         if p not in numbers:
             numbers[p] = len(numbers) + 1
             quotes[p] = []
-        if s.unit.quote not in quotes[p]:
-            quotes[p].append(s.unit.quote)
+        for u in [s.unit, *attached.get(s.unit, [])]:
+            if u.quote not in quotes[p]:
+                quotes[p].append(u.quote)
     citations = [
         Citation(
             n=n,
@@ -150,14 +178,43 @@ def decide_verdict(question: str, chosen: Sequence[ScoredUnit], pool: Sequence[S
     return voters[:4]
 
 
-def compose(question: str, language: str, passages: Sequence[Passage], scored: Sequence[ScoredUnit]) -> Draft:
-    """Build the answer lines from scored units (assumes the caller decided not to refuse)."""
+def is_howto_question(question: str) -> bool:
+    return bool(_HOWTO.search(question))
+
+
+def attach_followers(
+    ordered: Sequence[ScoredUnit], units: Sequence[Unit], howto: bool = False
+) -> tuple[list[ScoredUnit], dict[Unit, list[Unit]]]:
+    """Give each lead-in unit the list, table or code it announces — and, for a how-to question, each
+    unit the command example right after it; a unit shown that way is not repeated on its own line."""
+    attached = {s.unit: followers(s.unit, units) for s in ordered}
+    if howto:
+        for s in ordered:
+            code = code_after(s.unit, units)
+            if code is not None and not attached[s.unit]:
+                attached[s.unit] = [code]
+    attached = {u: f for u, f in attached.items() if f}
+    shown = {f for fs in attached.values() for f in fs}
+    return [s for s in ordered if s.unit not in shown], attached
+
+
+def compose(
+    question: str,
+    language: str,
+    passages: Sequence[Passage],
+    scored: Sequence[ScoredUnit],
+    units: Sequence[Unit] = (),
+) -> Draft:
+    """Build the answer lines from scored units (assumes the caller decided not to refuse).
+
+    ``units`` are all units of the passages (code included): lead-ins among the chosen units bring
+    along what they announce from them."""
     chosen = select_units(scored)
     voters = decide_verdict(question, chosen, scored)
     # Verdict units are quoted too, so every verdict is backed by a citation in the list.
     ordered = list(voters) + [s for s in chosen if s not in voters]
-    ordered = ordered[: MAX_UNITS + 1]
-    numbers, citations = _number(ordered, passages)
+    ordered, attached = attach_followers(ordered[: MAX_UNITS + 1], units, is_howto_question(question))
+    numbers, citations = _number(ordered, passages, attached)
     ja = language == "ja"
     lines: list[str] = []
     verdict: str | None = None
@@ -181,8 +238,24 @@ def compose(question: str, language: str, passages: Sequence[Passage], scored: S
         )
     lines.append("ナレッジベースの該当箇所:" if ja else "From the knowledge base:")
     for s in ordered:
+        if s.unit.kind == "code":
+            lines.append(f"- {'例' if ja else 'Example'} [{numbers[s.unit.passage]}]:")
+            lines.extend(_nested([s.unit]))
+            continue
         lines.append(f"- {s.unit.text} [{numbers[s.unit.passage]}]")
+        lines.extend(_nested(attached.get(s.unit, [])))
     return Draft(lines, citations, verdict)
+
+
+def _nested(units: Sequence[Unit]) -> list[str]:
+    """Followers as nested Markdown under their lead-in (code stays a fenced block)."""
+    out: list[str] = []
+    for u in units:
+        if u.kind == "code":
+            out.extend("  " + line for line in u.text.splitlines())
+        else:
+            out.append(f"  - {u.text}")
+    return out
 
 
 def _tally(voters: Sequence[ScoredUnit]) -> tuple[str | None, list[tuple[str, ScoredUnit]]]:

@@ -25,7 +25,9 @@ _MD_NOISE = re.compile(r"\*\*|__|`")
 # Slurm or Kubernetes, so it is left out of answers (prompt-injection hygiene).
 INJECTION = re.compile(
     r"ignore (all |any )?(of )?(the |your |my )?(previous |prior |above |earlier |system )?(instructions|prompts?|rules)"
-    r"|disregard (the |all |your )?(previous|above|system|rules|instructions)|system prompt|you are now|act as (an? )?"
+    r"|disregard (the |all |your )?(previous|above|system|rules|instructions)|system prompt"
+    # role-play openers, narrowly: documentation says "acts as an enhancement", "you are now ready"
+    r"|you are now (an? |in |dan\b|my |the (new|system))|(pretend to be|act as) (an? )?(unrestricted|unfiltered|jailbroken|evil|dan\b|different (ai|assistant))"
     r"|jailbreak|developer mode|(以前|前|上記|これまで)の(指示|命令|プロンプト)を(すべて|全て)?無視|システムプロンプト|指示を無視"
     # requests for the assistant's own secrets are never questions about the knowledge base
     r"|(reveal|print|show|dump|leak|tell me) (me )?(your|the) (api[ -]?keys?|secrets?|passwords?|credentials|tokens?"
@@ -46,6 +48,7 @@ class Unit:
     quote: str  # verbatim Markdown of the unit, for the citation
     kind: str  # "sentence", "item", "row", "code"
     context: str = ""  # parent list item or table caption: helps scoring, not shown
+    block: int = 0  # which paragraph, list, table or code block of the passage it belongs to
 
 
 def _clean(text: str) -> str:
@@ -59,7 +62,7 @@ def _cells(row: str) -> list[str]:
     return [c.strip() for c in inner.split("|")]
 
 
-def _table_units(lines: list[str], passage: int) -> list[Unit]:
+def _table_units(lines: list[str], passage: int, block: int) -> list[Unit]:
     rows = [ln for ln in lines if ln.strip()]
     if len(rows) < 2:
         return []
@@ -75,78 +78,147 @@ def _table_units(lines: list[str], passage: int) -> list[Unit]:
         else:
             text = " | ".join(_clean(c) for c in cells)
             quote = row
-        units.append(Unit(passage, text, quote, "row"))
+        units.append(Unit(passage, text, quote, "row", block=block))
     return units
 
 
 def split_units(text: str, kind: str = "text", passage: int = 0) -> list[Unit]:
-    """All evidence units of one passage, in order."""
+    """All evidence units of one passage, in order, each tagged with its block (paragraph, list,
+    table or code block) so that a lead-in sentence can bring the list it introduces along."""
     units: list[Unit] = []
     lines = text.split("\n")
     i = 0
     parents: list[tuple[int, str]] = []
     paragraph: list[str] = []
+    block = 0
+    in_list = False
+
+    def next_block() -> int:
+        nonlocal block
+        block += 1
+        return block
 
     def flush_paragraph() -> None:
         if paragraph:
             joined = " ".join(p.strip() for p in paragraph)
+            b = next_block()
             for sentence in split_sentences(joined):
                 if sentence.strip():
-                    units.append(Unit(passage, _clean(sentence), sentence.strip(), "sentence"))
+                    units.append(Unit(passage, _clean(sentence), sentence.strip(), "sentence", block=b))
             paragraph.clear()
 
     while i < len(lines):
         line = lines[i]
         if line.lstrip().startswith("```") or line.lstrip().startswith("~~~"):
             flush_paragraph()
+            in_list = False
             j = i + 1
             while j < len(lines) and not lines[j].lstrip().startswith(("```", "~~~")):
                 j += 1
-            block = "\n".join(lines[i : j + 1])
-            units.append(Unit(passage, block, block, "code"))
+            code = "\n".join(lines[i : j + 1])
+            units.append(Unit(passage, code, code, "code", block=next_block()))
             i = j + 1
             continue
         if line.lstrip().startswith("|"):
             flush_paragraph()
+            in_list = False
             j = i
             while j < len(lines) and lines[j].lstrip().startswith("|"):
                 j += 1
-            units.extend(_table_units(lines[i:j], passage))
+            units.extend(_table_units(lines[i:j], passage, next_block()))
             i = j
             continue
         item = _LIST_ITEM.match(line)
         if item:
             flush_paragraph()
+            if not in_list:
+                next_block()
+                in_list = True
             indent, content = len(item.group(1)), item.group(2)
             while parents and parents[-1][0] >= indent:
                 parents.pop()
             context = " › ".join(_clean(p) for _, p in parents)
-            units.append(Unit(passage, _clean(content), line.strip(), "item", context))
+            units.append(Unit(passage, _clean(content), line.strip(), "item", context, block))
             parents.append((indent, content))
             i += 1
             continue
         if not line.strip():
             flush_paragraph()
             parents.clear()
+            # a blank line between items keeps the list going; anything else ends it
+            in_list = in_list and _next_is_item(lines, i)
         else:
             stripped = line.strip().lstrip(">").strip()
             if parents and line.startswith(" "):
                 # continuation of a list item: attach to the last unit
                 last = units[-1]
+                if last.kind == "item" and parents:
+                    # nested items name their parent by its whole text, continuation lines included
+                    parents[-1] = (parents[-1][0], f"{parents[-1][1]} {stripped}")
                 units[-1] = Unit(
                     passage,
                     f"{last.text} {_clean(stripped)}",
                     f"{last.quote} {stripped}",
                     last.kind,
                     last.context,
+                    last.block,
                 )
             elif stripped:
+                in_list = False
                 paragraph.append(stripped)
         i += 1
     flush_paragraph()
     # A list item that only introduces nested items ("Kubernetesの強み") is context, not evidence.
+    # A lead-in item ("… does three things:") stays: it brings its nested items along when quoted.
     introducers = {u.context.split(" › ")[-1] for u in units if u.context}
-    return [u for u in units if _is_evidence(u, introducers)]
+    return [u for u in units if _is_evidence(u, introducers) or (u.text in introducers and is_lead_in(u))]
+
+
+def _next_is_item(lines: list[str], i: int) -> bool:
+    for line in lines[i + 1 :]:
+        if line.strip():
+            return bool(_LIST_ITEM.match(line))
+    return False
+
+
+# A unit that announces what follows: "… three things:", "as follows", "次のとおり", "以下の…".
+# Only a lead-in directly followed by a list, table or code block brings anything along (``followers``).
+_LEAD_IN = re.compile(
+    r"[:：]\s*$|\b(as follows|the following|following (is|are)|shown below|listed below|below)\b|以下|次の", re.I
+)
+MAX_FOLLOWERS = 8
+_MAX_CODE_LINES = 20
+
+
+def is_lead_in(unit: Unit) -> bool:
+    return unit.kind in ("sentence", "item") and bool(_LEAD_IN.search(unit.quote))
+
+
+def followers(unit: Unit, units: Sequence[Unit], limit: int = MAX_FOLLOWERS) -> list[Unit]:
+    """What a lead-in unit announces: the list, table or short code block right after it in the same
+    passage (a question answered by "…does three things:" wants the three things). Empty for others."""
+    if not is_lead_in(unit):
+        return []
+    own = [u for u in units if u.passage == unit.passage]
+    after = [u for u in own if u.block == unit.block + 1]
+    if not after or after[0].kind == "sentence" or (unit.kind == "item" and after[0].kind == "item"):
+        # a lead-in list item's own sub-items share its block; a paragraph after it is not announced
+        after = [u for u in own if u.kind == "item" and u.context.split(" › ")[-1] == unit.text]
+    if after and after[0].kind == "code" and not is_short_code(after[0]):
+        return []
+    return list(after[:limit])
+
+
+def is_short_code(unit: Unit) -> bool:
+    """A code block short enough to quote whole in an answer."""
+    return unit.kind == "code" and unit.text.count("\n") <= _MAX_CODE_LINES
+
+
+def code_after(unit: Unit, units: Sequence[Unit]) -> Unit | None:
+    """The short code block right after the paragraph or list holding ``unit`` (the command a
+    how-to sentence describes), or None."""
+    after = [u for u in units if u.passage == unit.passage and u.block == unit.block + 1]
+    return after[0] if after and is_short_code(after[0]) else None
 
 
 def _is_evidence(unit: Unit, parents: set[str]) -> bool:

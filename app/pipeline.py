@@ -13,12 +13,22 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from app.answer import ScoredUnit, compose, refusal_text
-from app.evidence import INJECTION, idf_weights, score_unit, split_units
+from app.answer import ScoredUnit, compose, is_howto_question, refusal_text
+from app.evidence import (
+    INJECTION,
+    Unit,
+    followers,
+    idf_weights,
+    is_lead_in,
+    is_short_code,
+    score_unit,
+    split_units,
+)
 from app.followup import resolve
 from app.models import Answer, Passage, Turn
-from app.refusal import should_refuse, unknown_names
+from app.refusal import compared_unknowns, should_refuse, unknown_names
 from app.retrieve import Mode, Retriever
+from app.spelling import correct
 from app.text import content_tokens, detect_language
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 from ingest.indexer import contextual_text
@@ -27,6 +37,8 @@ from ingest.store import IndexInfo
 
 _EVIDENCE_PASSAGES = 6
 _SUPPORT_PASSAGES = 3  # passages whose match decides whether the question is answerable
+# An evidence unit's score: its own lexical match, its passage's fused rank score, its passage's dense similarity.
+UNIT_WEIGHTS = (0.55, 0.3, 0.15)
 
 
 class QuestionError(ValueError):
@@ -48,7 +60,10 @@ def validate_question(question: str, max_chars: int) -> str:
 
 def strip_injection(question: str) -> str:
     """Remove sentences that try to instruct the assistant; what is left is the real question."""
-    parts = re.split(r"(?<=[.!?。！？\n])\s*", question)
+    if not INJECTION.search(question):
+        return question  # untouched: re-joining sentences would alter "1.40" or code
+    # A period ends a sentence only before whitespace ("v1.40" stays whole); CJK marks end one anyway.
+    parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？\n])\s*", question)
     kept = [p for p in parts if p.strip() and not INJECTION.search(p)]
     return " ".join(kept).strip()
 
@@ -106,7 +121,10 @@ class Advisor:
         passages: list[Passage] = []
         if query and content_tokens(query):
             t0 = time.perf_counter()
-            passages = self.retriever.retrieve(query, max(k, _EVIDENCE_PASSAGES), mode, timings)
+            query = correct(query, self.retriever.snapshot().frequency)
+            passages = self._continue_lead_ins(
+                self.retriever.retrieve(query, max(k, _EVIDENCE_PASSAGES), mode, timings)
+            )
             timings["retrieve"] = _ms(t0)
         backend = backend or self.settings.answer_backend
         t0 = time.perf_counter()
@@ -141,7 +159,20 @@ class Advisor:
         return self._extractive(text, query, detect_language(text), passages, len(passages))
 
     # --- internals -----------------------------------------------------------------------------
-    def _score(self, query: str, passages: Sequence[Passage]) -> tuple[list[ScoredUnit], float]:
+    def _continue_lead_ins(self, passages: list[Passage]) -> list[Passage]:
+        """A passage cut right after "… as follows:" gets the next chunk appended, so the list, table
+        or command it announces can be quoted with it (chunk boundaries are not the author's)."""
+        out = []
+        for i, p in enumerate(passages):
+            units = split_units(p.text, p.kind) if i < _EVIDENCE_PASSAGES else []
+            if units and is_lead_in(units[-1]) and not followers(units[-1], units):
+                following = self.retriever.continuation(p)
+                if following is not None:
+                    p = p.model_copy(update={"text": f"{p.text}\n\n{following.text}"})
+            out.append(p)
+        return out
+
+    def _score(self, query: str, passages: Sequence[Passage]) -> tuple[list[ScoredUnit], float, list[Unit]]:
         """Score the evidence units of the top passages; also return the support (for refusal).
 
         Units are ranked by IDF-weighted coverage of the glossary-expanded question plus their
@@ -153,36 +184,43 @@ class Advisor:
         weights = idf_weights(content_tokens(expanded), idf)
         top = passages[:_EVIDENCE_PASSAGES]
         if not top or not weights:
-            return [], 0.0
+            return [], 0.0, []
         best_fused = max(p.score for p in top) or 1.0
+        howto = is_howto_question(query)
         scored: list[ScoredUnit] = []
+        units: list[Unit] = []
         support = 0.0
         for i, p in enumerate(top):
             relevance = p.score / best_fused
             dense = p.dense or 0.0
             best_lexical = 0.0
-            for u in split_units(p.text, p.kind, i):
-                if u.kind == "code":
-                    continue
+            passage_units = split_units(p.text, p.kind, i)
+            units.extend(passage_units)
+            for u in passage_units:
+                if u.kind == "code" and not (howto and is_short_code(u)):
+                    continue  # commands answer how-to questions only, and never decide answerability
                 lexical = score_unit(u, weights, p.section)
-                best_lexical = max(best_lexical, lexical)
-                scored.append(ScoredUnit(u, 0.55 * lexical + 0.3 * relevance + 0.15 * dense))
+                if u.kind != "code":
+                    best_lexical = max(best_lexical, lexical)
+                scored.append(
+                    ScoredUnit(u, UNIT_WEIGHTS[0] * lexical + UNIT_WEIGHTS[1] * relevance + UNIT_WEIGHTS[2] * dense)
+                )
             if i < _SUPPORT_PASSAGES:
                 # Support ignores rank: something is always ranked first, so rank alone must never
                 # make an irrelevant passage look like an answer. Dense similarity is calibrated per
                 # embedder (its typical unrelated-text cosine), so the threshold does not depend on it.
                 calibrated = self.embeddings.similarity_scale * (dense - self.embeddings.similarity_floor)
                 support = max(support, min(best_lexical, 1.0) + calibrated)
-        return scored, support
+        return scored, support, units
 
     def _refuse(self, query: str, support: float) -> bool:
         if not query:
             return True
-        vocabulary = self.retriever.snapshot().lexical.idf
-        return should_refuse(support, unknown_names(query, vocabulary))
+        unknown = unknown_names(query, self.retriever.snapshot().known_words)
+        return should_refuse(support, unknown, compared_unknowns(query, unknown))
 
     def _extractive(self, question: str, query: str, language: str, passages: list[Passage], k: int) -> Answer:
-        scored, support = self._score(query, passages) if query else ([], 0.0)
+        scored, support, units = self._score(query, passages) if query else ([], 0.0, [])
         shown = passages[: max(k, 5)]
         if self._refuse(query, support):
             return Answer(
@@ -192,7 +230,7 @@ class Advisor:
                 language=language,
                 passages=shown,
             )
-        draft = compose(query, language, passages, scored)
+        draft = compose(query, language, passages, scored, units)
         return Answer(
             question=question,
             answer="\n".join(draft.lines),
@@ -220,7 +258,7 @@ class Advisor:
 
         shown = passages[:k]
         t0 = time.perf_counter()
-        _, support = self._score(query, passages) if query else ([], 0.0)
+        _, support, _ = self._score(query, passages) if query else ([], 0.0, [])
         if self._refuse(query, support) or not shown:
             yield Answer(
                 question=question,

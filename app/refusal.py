@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from app.spelling import closest
 from app.text import tokenize
 
 # Below this support nothing is answered; between it and SUPPORT_WITH_UNKNOWN a question that names
@@ -24,31 +25,15 @@ MIN_SUPPORT = 0.38
 SUPPORT_WITH_UNKNOWN = 0.59
 
 # Names as people write them: ALLCAPS (LSF), CamelCase (HTCondor), or letters with digits (H100, v1.40).
-_NAME = re.compile(r"\b(?:[A-Z]{2,}[A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Za-z]*\d+(?:\.\d+)*[A-Za-z]*)\b")
+# ASCII boundaries, not \b: in "SlurmとHTCondorって" the kana are word characters too.
+_NAME = re.compile(
+    r"(?<![A-Za-z0-9])(?:[A-Z]{2,}[A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Za-z]*\d+(?:\.\d+)*[A-Za-z]*)(?![A-Za-z0-9])"
+)
 
 
 def _close(word: str, vocabulary: Collection[str]) -> bool:
     """True when ``word`` is one or two edits from a vocabulary word (a typo, not a new name)."""
-    if len(word) < 5:
-        return False
-    budget = 1 if len(word) < 8 else 2
-    for known in vocabulary:
-        if abs(len(known) - len(word)) <= budget and known[:1] == word[:1] and _edits(word, known, budget) <= budget:
-            return True
-    return False
-
-
-def _edits(a: str, b: str, limit: int) -> int:
-    """Levenshtein distance, stopping early once it exceeds ``limit``."""
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        current = [i]
-        for j, cb in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        if min(current) > limit:
-            return limit + 1
-        previous = current
-    return previous[-1]
+    return closest(word, vocabulary) is not None
 
 
 def unknown_names(question: str, vocabulary: Collection[str]) -> list[str]:
@@ -63,5 +48,22 @@ def unknown_names(question: str, vocabulary: Collection[str]) -> list[str]:
     return out
 
 
-def should_refuse(support: float, unknown: list[str]) -> bool:
-    return support < MIN_SUPPORT or (bool(unknown) and support < SUPPORT_WITH_UNKNOWN)
+_PLATFORM = r"(?:slurm|kubernetes|k8s)"
+_THAN = r"(?:\s+(?:is|are))?\s+(?:\w+er|more \w+|better|worse)\s+than\s+"
+_VERSUS = r"\s*(?:と|や|vs\.?|versus|or|and|than|compared (?:to|with)|より|か)\s*"
+
+
+def compared_unknowns(question: str, unknown: Collection[str]) -> list[str]:
+    """Unknown names the question compares a platform with ("Slurm vs LSF", "SlurmとHTCondor"): the
+    knowledge base cannot speak for the other side, however well it covers Slurm or Kubernetes."""
+    out = []
+    for name in unknown:
+        n = re.escape(name)
+        pattern = rf"{_PLATFORM}{_VERSUS}{n}|{n}{_VERSUS}{_PLATFORM}|{_PLATFORM}{_THAN}{n}|{n}{_THAN}{_PLATFORM}"
+        if re.search(pattern, question, re.IGNORECASE):
+            out.append(name)
+    return out
+
+
+def should_refuse(support: float, unknown: list[str], compared: Collection[str] = ()) -> bool:
+    return support < MIN_SUPPORT or (bool(unknown) and support < SUPPORT_WITH_UNKNOWN) or bool(compared)

@@ -9,15 +9,18 @@ This module is the boundary: ``StoredChunk``/``DenseHit`` from ``ingest.store`` 
 
 from __future__ import annotations
 
+import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from app.fusion import rrf
 from app.glossary import Glossary, load_glossary
 from app.lexical import LexicalIndex
 from app.models import Passage
+from app.spelling import word_counts
+from app.text import tokenize
 from ingest.embeddings import AdvisorEmbeddings
 from ingest.indexer import embed_text
 from ingest.settings import Settings
@@ -40,6 +43,11 @@ class _Snapshot:
     generation: Generation
     chunks: dict[str, StoredChunk]
     lexical: LexicalIndex
+    # Every word the knowledge base knows, including its sources' URLs ("NTTPC", "Nebius"): a question
+    # naming something outside this set asks about something the documents never mention.
+    known_words: frozenset[str] = frozenset()
+    frequency: dict[str, int] = field(default_factory=dict)  # Latin words of the chunks, for typo repair
+    by_position: dict[tuple[str, int], StoredChunk] = field(default_factory=dict)  # (doc id, index) → chunk
     checked_at: float = 0.0
 
 
@@ -91,7 +99,16 @@ class Retriever:
                     )
                 chunks, _ = gen.all_chunks()
                 lexical = LexicalIndex([c.id for c in chunks], [embed_text(c) for c in chunks])
-                self._snapshot = _Snapshot(gen, {c.id: c for c in chunks}, lexical)
+                sources = {f"{c.url} {c.title}" for c in chunks}
+                known = frozenset(lexical.idf).union(*(tokenize(re.sub(r"[/._:-]+", " ", s)) for s in sources))
+                self._snapshot = _Snapshot(
+                    gen,
+                    {c.id: c for c in chunks},
+                    lexical,
+                    known,
+                    word_counts(c.text for c in chunks),
+                    {(c.doc_id, c.index): c for c in chunks},
+                )
             self._snapshot.checked_at = now
             return self._snapshot
 
@@ -137,6 +154,15 @@ class Retriever:
             passages.append(to_passage(chunk, score, dense_scores.get(cid), lexical_scores.get(cid)))
         clock.lap("fusion")
         return passages
+
+    def continuation(self, passage: Passage) -> StoredChunk | None:
+        """The chunk right after ``passage`` in the same document and section, if any."""
+        snap = self.snapshot()
+        chunk = snap.chunks.get(passage.chunk_id)
+        if chunk is None:
+            return None
+        following = snap.by_position.get((chunk.doc_id, chunk.index + 1))
+        return following if following is not None and following.section == chunk.section else None
 
 
 class _Clock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.refusal import MIN_SUPPORT, SUPPORT_WITH_UNKNOWN, should_refuse, unknown_names
+from app.refusal import MIN_SUPPORT, SUPPORT_WITH_UNKNOWN, compared_unknowns, should_refuse, unknown_names
 
 VOCAB = {"slurm", "kubernete", "gpu", "kueue", "volcano", "scheduler", "1.32"}
 
@@ -19,6 +19,8 @@ VOCAB = {"slurm", "kubernete", "gpu", "kueue", "volcano", "scheduler", "1.32"}
         ("Does Kuberentes support gang scheduling?", []),  # a typo of a known word is not a new name
         ("Volcano or Kueue?", []),
         ("slurmとkueueの違いは？", []),
+        ("SlurmとHTCondorってどっちが速い？", ["htcondor"]),  # kana around a name are no word boundary
+        ("Kubernetes 1.40 のリリース日は？", ["1.40"]),
         ("", []),
     ],
 )
@@ -31,3 +33,23 @@ def test_should_refuse_thresholds() -> None:
     assert not should_refuse(MIN_SUPPORT + 0.01, [])
     assert should_refuse(SUPPORT_WITH_UNKNOWN - 0.01, ["lsf"])
     assert not should_refuse(SUPPORT_WITH_UNKNOWN + 0.01, ["lsf"])
+
+
+@pytest.mark.parametrize(
+    ("question", "unknown", "compared"),
+    [
+        ("SlurmとHTCondorってどっちがスループット高い？", ["htcondor"], ["htcondor"]),
+        ("Is LSF faster than Slurm?", ["lsf"], ["lsf"]),
+        ("Is Slurm more scalable than PBS?", ["pbs"], ["pbs"]),
+        ("Kubernetes vs Nomad for training?", ["nomad"], ["nomad"]),
+        ("Slurm or Kubernetes for our H100 cluster?", ["h100"], []),  # hardware, not a rival platform
+        ("How do I run a Slurm job in an NGC container?", ["ngc"], []),
+    ],
+)
+def test_compared_unknowns(question: str, unknown: list[str], compared: list[str]) -> None:
+    assert compared_unknowns(question, unknown) == compared
+
+
+def test_comparison_with_an_unknown_platform_is_refused_however_strong_the_support() -> None:
+    assert should_refuse(5.0, ["htcondor"], ["htcondor"])
+    assert not should_refuse(5.0, ["h100"], [])
