@@ -152,7 +152,7 @@ def _number(
             numbers[p] = len(numbers) + 1
             quotes[p] = []
         for u in [s.unit, *attached.get(s.unit, [])]:
-            if u.quote not in quotes[p]:
+            if u.quote and u.quote not in quotes[p]:
                 quotes[p].append(u.quote)
     citations = [
         Citation(

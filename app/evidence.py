@@ -46,7 +46,7 @@ class Unit:
     passage: int  # index into the passage list
     text: str  # what the answer shows (verbatim words; table cells labelled by their header)
     quote: str  # verbatim Markdown of the unit, for the citation
-    kind: str  # "sentence", "item", "row", "code"
+    kind: str  # "sentence", "item", "row", "code", or "heading" (a section title that announces a table)
     context: str = ""  # parent list item or table caption: helps scoring, not shown
     block: int = 0  # which paragraph, list, table or code block of the passage it belongs to
 
@@ -191,7 +191,20 @@ _MAX_CODE_LINES = 20
 
 
 def is_lead_in(unit: Unit) -> bool:
-    return unit.kind in ("sentence", "item") and bool(_LEAD_IN.search(unit.quote))
+    return unit.kind == "heading" or (unit.kind in ("sentence", "item") and bool(_LEAD_IN.search(unit.quote)))
+
+
+HEADED_KINDS = ("row", "item")
+
+
+def heading_lead(section: str, units: Sequence[Unit]) -> Unit | None:
+    """A passage that opens with a table or list under its own heading ("Requirements & supported
+    versions") is announced by that heading: as a unit, the heading brings the table or list along."""
+    title = section.split(" > ")[-1].strip()
+    if not title or not units or units[0].kind not in HEADED_KINDS or units[0].context:
+        return None
+    # block 0 is never used by split_units, so the heading sits right before the opening block
+    return Unit(units[0].passage, _clean(title), "", "heading", block=units[0].block - 1)
 
 
 def followers(unit: Unit, units: Sequence[Unit], limit: int = MAX_FOLLOWERS) -> list[Unit]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from app.evidence import (
     INJECTION,
     Unit,
     followers,
+    heading_lead,
     idf_weights,
     is_lead_in,
     is_short_code,
@@ -195,12 +197,19 @@ class Advisor:
             dense = p.dense or 0.0
             best_lexical = 0.0
             passage_units = split_units(p.text, p.kind, i)
+            lead = heading_lead(p.section, passage_units)
+            passage_units = ([lead] if lead else []) + passage_units
             units.extend(passage_units)
             for u in passage_units:
                 if u.kind == "code" and not (howto and is_short_code(u)):
                     continue  # commands answer how-to questions only, and never decide answerability
-                lexical = score_unit(u, weights, p.section)
-                if u.kind != "code":
+                if u.kind == "heading":
+                    # a heading stands for the table or list it announces: scored with it, in its document
+                    whole = " ".join([u.text, *(f.text for f in followers(u, passage_units))])
+                    lexical = score_unit(replace(u, text=whole), weights, p.title)
+                else:
+                    lexical = score_unit(u, weights, p.section)
+                if u.kind not in ("code", "heading"):
                     best_lexical = max(best_lexical, lexical)
                 scored.append(
                     ScoredUnit(u, UNIT_WEIGHTS[0] * lexical + UNIT_WEIGHTS[1] * relevance + UNIT_WEIGHTS[2] * dense)

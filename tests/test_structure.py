@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from app.answer import ScoredUnit, compose, is_howto_question, select_units
-from app.evidence import INJECTION, Unit, code_after, followers, is_lead_in, split_units
+from app.evidence import INJECTION, Unit, code_after, followers, heading_lead, is_lead_in, split_units
 from app.models import Passage
 
 DOC = """A workload manager is expected to do three things:
@@ -158,3 +158,27 @@ def test_documentation_phrasing_is_not_mistaken_for_injection(text: str) -> None
 )
 def test_role_play_injection_is_still_caught(text: str) -> None:
     assert INJECTION.search(text)
+
+
+def test_heading_announces_the_table_that_opens_its_passage() -> None:
+    table = "| Component | Version |\n|---|---|\n| Kubernetes | ≥ 1.32 |\n| Slurm | 25.11 |\n\nImages pin versions."
+    units = split_units(table, "table", 0)
+    lead = heading_lead("Guide > Requirements & supported versions", units)
+    assert lead is not None and lead.kind == "heading" and lead.text == "Requirements & supported versions"
+    assert [u.text for u in followers(lead, [lead, *units])] == [
+        "Component: Kubernetes; Version: ≥ 1.32",
+        "Component: Slurm; Version: 25.11",
+    ]
+    # a passage that opens with prose, or has no section, has no heading lead
+    assert heading_lead("Guide > Requirements", split_units("Images pin versions.\n\n" + table)) is None
+    assert heading_lead("", units) is None
+
+
+def test_compose_quotes_a_heading_lead_with_its_rows() -> None:
+    table = "| Component | Version |\n|---|---|\n| Kubernetes | ≥ 1.32 |"
+    units = split_units(table, "table", 0)
+    lead = heading_lead("Requirements", units)
+    assert lead is not None
+    draft = compose("What are the requirements?", "en", [_passage(table)], [ScoredUnit(lead, 0.9)], [lead, *units])
+    assert draft.lines[1:] == ["- Requirements [1]", "  - Component: Kubernetes; Version: ≥ 1.32"]
+    assert draft.citations[0].quote.startswith("| Component | Version |")
