@@ -262,6 +262,19 @@ def coverage(query_weights: Mapping[str, float], text: str) -> float:
     return sum(w for t, w in query_weights.items() if t in present) / total
 
 
+# Project housekeeping sections of READMEs: how to contribute, the licence, contacts, a table of
+# contents. Their sentences mention the product by name but answer nothing about it.
+HOUSEKEEPING = re.compile(
+    r"^\W*(licen[cs]e|copyright|contribut|code of conduct|community|acknowledg|contact|table of contents|contents"
+    r"|reporting security|security|issues and|getting help|helpful resources|talks|latest news|目次|ライセンス)",
+    re.IGNORECASE,
+)
+
+
+def is_housekeeping(section: str) -> bool:
+    return bool(HOUSEKEEPING.search(section.split(" > ")[-1]))
+
+
 def score_unit(unit: Unit, query_weights: Mapping[str, float], section: str = "") -> float:
     """Lexical evidence score: the unit's own coverage of the question, plus a little for its context
     (parent list item, section path), minus a penalty for fragments too short to be evidence."""

@@ -16,11 +16,13 @@ import numpy as np
 
 from app.answer import ScoredUnit, compose, is_howto_question, refusal_text
 from app.evidence import (
+    HOUSEKEEPING,
     INJECTION,
     Unit,
     followers,
     heading_lead,
     idf_weights,
+    is_housekeeping,
     is_lead_in,
     is_short_code,
     score_unit,
@@ -41,6 +43,7 @@ _EVIDENCE_PASSAGES = 6
 _SUPPORT_PASSAGES = 3  # passages whose match decides whether the question is answerable
 # An evidence unit's score: its own lexical match, its passage's fused rank score, its passage's dense similarity.
 UNIT_WEIGHTS = (0.55, 0.3, 0.15)
+HOUSEKEEPING_FACTOR = 0.8  # licence, contributing, contacts: quoted only when nothing better matches
 
 
 class QuestionError(ValueError):
@@ -189,6 +192,7 @@ class Advisor:
             return [], 0.0, []
         best_fused = max(p.score for p in top) or 1.0
         howto = is_howto_question(query)
+        penalise_housekeeping = not HOUSEKEEPING.search(query)  # unless the question asks about licences etc.
         scored: list[ScoredUnit] = []
         units: list[Unit] = []
         support = 0.0
@@ -196,6 +200,7 @@ class Advisor:
             relevance = p.score / best_fused
             dense = p.dense or 0.0
             best_lexical = 0.0
+            housekeeping = penalise_housekeeping and is_housekeeping(p.section)
             passage_units = split_units(p.text, p.kind, i)
             lead = heading_lead(p.section, passage_units)
             passage_units = ([lead] if lead else []) + passage_units
@@ -211,9 +216,8 @@ class Advisor:
                     lexical = score_unit(u, weights, p.section)
                 if u.kind not in ("code", "heading"):
                     best_lexical = max(best_lexical, lexical)
-                scored.append(
-                    ScoredUnit(u, UNIT_WEIGHTS[0] * lexical + UNIT_WEIGHTS[1] * relevance + UNIT_WEIGHTS[2] * dense)
-                )
+                score = UNIT_WEIGHTS[0] * lexical + UNIT_WEIGHTS[1] * relevance + UNIT_WEIGHTS[2] * dense
+                scored.append(ScoredUnit(u, score * (HOUSEKEEPING_FACTOR if housekeeping else 1.0)))
             if i < _SUPPORT_PASSAGES:
                 # Support ignores rank: something is always ranked first, so rank alone must never
                 # make an irrelevant passage look like an answer. Dense similarity is calibrated per

@@ -241,3 +241,20 @@ def test_ask_without_index_exits_with_hint(
 ) -> None:
     assert _ask_cli(monkeypatch, settings, ["Alphaとは？"]) == 1
     assert "run `ingest`" in capsys.readouterr().err
+
+
+def test_licence_and_contributing_sections_lose_to_real_content(settings: Settings) -> None:
+    (settings.corpus_dir / "tool.md").write_text(
+        "# Widget tool\n\n## Installation\n\nThe widget tool needs the helper daemon installed on every node.\n\n"
+        "## Issues and Contributing\n\n- File widget tool issues on the tracker.\n- Widget tool pull requests are welcome.\n\n"
+        "## License\n\nThe widget tool is released under the Apache License.\n",
+        encoding="utf-8",
+    )
+    embeddings = FakeEmbeddings()
+    run_ingest(settings, embeddings)
+    advisor = Advisor(settings, embeddings)
+    answer = advisor.ask("What does the widget tool need?")
+    first = answer.answer.splitlines()[1]
+    assert "helper daemon" in first
+    # asked about the licence, the licence section answers
+    assert "Apache" in advisor.ask("What license is the widget tool under?").answer

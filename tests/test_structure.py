@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 
 from app.answer import ScoredUnit, compose, is_howto_question, select_units
-from app.evidence import INJECTION, Unit, code_after, followers, heading_lead, is_lead_in, split_units
+from app.evidence import (
+    INJECTION,
+    Unit,
+    code_after,
+    followers,
+    heading_lead,
+    is_housekeeping,
+    is_lead_in,
+    split_units,
+)
 from app.models import Passage
 
 DOC = """A workload manager is expected to do three things:
@@ -182,3 +191,20 @@ def test_compose_quotes_a_heading_lead_with_its_rows() -> None:
     draft = compose("What are the requirements?", "en", [_passage(table)], [ScoredUnit(lead, 0.9)], [lead, *units])
     assert draft.lines[1:] == ["- Requirements [1]", "  - Component: Kubernetes; Version: ≥ 1.32"]
     assert draft.citations[0].quote.startswith("| Component | Version |")
+
+
+@pytest.mark.parametrize(
+    ("section", "housekeeping"),
+    [
+        ("Pyxis > Issues and Contributing", True),
+        ("🏛 License", True),
+        ("Copyright and License", True),
+        ("📋 Table of contents", True),
+        ("🤝 Community & contributing", True),
+        ("Installation", False),
+        ("Requirements & supported versions", False),
+        ("Building Slurm with PMIx support", False),
+    ],
+)
+def test_housekeeping_sections(section: str, housekeeping: bool) -> None:
+    assert is_housekeeping(section) is housekeeping
