@@ -12,7 +12,7 @@ only the framing follows the question's language).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.evidence import Unit, code_after, followers
@@ -49,6 +49,7 @@ _HOWTO = re.compile(
 
 MAX_UNITS = 5
 PER_PASSAGE = 2
+HEADING_ROWS = 3  # rows or items a section heading brings along (the best-matching ones)
 UNIT_FLOOR = 0.65  # units scoring under this share of the best are not evidence enough
 REDUNDANT = 0.7  # word overlap at which a unit repeats one already chosen
 # A single verdict needs the evidence for one platform to outweigh the other's by this factor.
@@ -183,11 +184,22 @@ def is_howto_question(question: str) -> bool:
 
 
 def attach_followers(
-    ordered: Sequence[ScoredUnit], units: Sequence[Unit], howto: bool = False
+    ordered: Sequence[ScoredUnit],
+    units: Sequence[Unit],
+    howto: bool = False,
+    scores: Mapping[Unit, float] | None = None,
 ) -> tuple[list[ScoredUnit], dict[Unit, list[Unit]]]:
     """Give each lead-in unit the list, table or code it announces — and, for a how-to question, each
-    unit the command example right after it; a unit shown that way is not repeated on its own line."""
+    unit the command example right after it; a unit shown that way is not repeated on its own line.
+
+    A sentence that announces "three things:" gets all of them (up to MAX_FOLLOWERS). A section
+    heading only stands for its table, so it gets the HEADING_ROWS rows that match the question best
+    (by ``scores``), in document order."""
     attached = {s.unit: followers(s.unit, units) for s in ordered}
+    for unit, rows in attached.items():
+        if unit.kind == "heading" and len(rows) > HEADING_ROWS:
+            best = sorted(rows, key=lambda r: -(scores or {}).get(r, 0.0))[:HEADING_ROWS]
+            attached[unit] = [r for r in rows if r in best]
     if howto:
         for s in ordered:
             code = code_after(s.unit, units)
@@ -213,7 +225,8 @@ def compose(
     voters = decide_verdict(question, chosen, scored)
     # Verdict units are quoted too, so every verdict is backed by a citation in the list.
     ordered = list(voters) + [s for s in chosen if s not in voters]
-    ordered, attached = attach_followers(ordered[: MAX_UNITS + 1], units, is_howto_question(question))
+    scores = {s.unit: s.score for s in scored}
+    ordered, attached = attach_followers(ordered[: MAX_UNITS + 1], units, is_howto_question(question), scores)
     numbers, citations = _number(ordered, passages, attached)
     ja = language == "ja"
     lines: list[str] = []

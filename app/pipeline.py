@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from app.answer import ScoredUnit, compose, is_howto_question, refusal_text
+from app.answer import HEADING_ROWS, ScoredUnit, compose, is_howto_question, refusal_text
 from app.evidence import (
     HOUSEKEEPING,
     INJECTION,
@@ -203,14 +203,17 @@ class Advisor:
             housekeeping = penalise_housekeeping and is_housekeeping(p.section)
             passage_units = split_units(p.text, p.kind, i)
             lead = heading_lead(p.section, passage_units)
-            passage_units = ([lead] if lead else []) + passage_units
+            if lead is not None:
+                passage_units = [lead, *passage_units]
             units.extend(passage_units)
             for u in passage_units:
                 if u.kind == "code" and not (howto and is_short_code(u)):
                     continue  # commands answer how-to questions only, and never decide answerability
                 if u.kind == "heading":
-                    # a heading stands for the table or list it announces: scored with it, in its document
-                    whole = " ".join([u.text, *(f.text for f in followers(u, passage_units))])
+                    # a heading stands for the rows it will show (its best-matching ones), scored with them
+                    rows = sorted(followers(u, passage_units), key=lambda f: -score_unit(f, weights, p.section))
+                    rows = rows[:HEADING_ROWS]
+                    whole = " ".join([u.text, *(f.text for f in rows)])
                     lexical = score_unit(replace(u, text=whole), weights, p.title)
                 else:
                     lexical = score_unit(u, weights, p.section)

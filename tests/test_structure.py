@@ -208,3 +208,19 @@ def test_compose_quotes_a_heading_lead_with_its_rows() -> None:
 )
 def test_housekeeping_sections(section: str, housekeeping: bool) -> None:
     assert is_housekeeping(section) is housekeeping
+
+
+def test_heading_shows_only_its_best_rows_in_document_order() -> None:
+    rows = "\n".join(f"| item {i} | {'gpu sharing' if i in (2, 5, 6) else 'other'} |" for i in range(8))
+    table = "| Name | Feature |\n|---|---|\n" + rows
+    units = split_units(table, "table", 0)
+    lead = heading_lead("Key features", units)
+    assert lead is not None
+    scored = [ScoredUnit(lead, 0.9)] + [ScoredUnit(u, 0.8 if "gpu" in u.text else 0.1) for u in units]
+    draft = compose("Which GPU sharing features are there?", "en", [_passage(table)], scored, [lead, *units])
+    nested = [line for line in draft.lines if line.startswith("  - ")]
+    assert nested == [
+        "  - Name: item 2; Feature: gpu sharing",
+        "  - Name: item 5; Feature: gpu sharing",
+        "  - Name: item 6; Feature: gpu sharing",
+    ]
