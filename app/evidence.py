@@ -5,6 +5,10 @@ item as context), or a table row shown with its header ("観点: 主目的; Slur
 IDF-weighted lexical coverage of the question (glossary-expanded) with an optional dense similarity
 supplied by the caller, plus the passage's retrieval rank.
 
+Each unit knows its block (paragraph, list, table or code block), so a lead-in ("…three things:") can
+bring along what it announces (``followers``), a section heading can stand for the table that opens its
+passage (``heading_lead``), and a how-to sentence can bring the command after it (``code_after``).
+
     >>> [u.text for u in split_units("| a | b |\\n|---|---|\\n| 1 | 2 |", "table")]
     ['a: 1; b: 2']
 """
