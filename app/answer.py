@@ -99,9 +99,14 @@ def _canonical(match: re.Match[str]) -> str | None:
     return "Slurm" if has_slurm else "Kubernetes"
 
 
-def select_units(scored: Sequence[ScoredUnit], limit: int | None = None) -> list[ScoredUnit]:
+def select_units(
+    scored: Sequence[ScoredUnit], limit: int | None = None, units: Sequence[Unit] = ()
+) -> list[ScoredUnit]:
     """Best units, at most PER_PASSAGE per passage, none far below the best, none that mostly repeats
-    one already chosen (the same sentence in two documents, sibling table rows): each line adds news."""
+    one already chosen (the same sentence in two documents, sibling table rows): each line adds news.
+
+    A chosen lead-in will show what it announces (``followers`` among ``units``): those units are
+    not chosen again and do not use up the slots of the answer."""
     ranked = sorted(scored, key=lambda s: -s.score)
     if not ranked:
         return []
@@ -111,10 +116,11 @@ def select_units(scored: Sequence[ScoredUnit], limit: int | None = None) -> list
     chosen: list[ScoredUnit] = []
     kept: list[set[str]] = []
     per_passage: dict[int, int] = {}
+    covered: set[Unit] = set()
     for s in ranked:
         if s.score < floor or len(chosen) >= limit:
             break
-        if per_passage.get(s.unit.passage, 0) >= PER_PASSAGE:
+        if s.unit in covered or per_passage.get(s.unit.passage, 0) >= PER_PASSAGE:
             continue
         if s.unit.kind == "code" and any(c.unit.kind == "code" for c in chosen):
             continue  # one example is enough; more would crowd out the explanation
@@ -124,6 +130,7 @@ def select_units(scored: Sequence[ScoredUnit], limit: int | None = None) -> list
         kept.append(words)
         per_passage[s.unit.passage] = per_passage.get(s.unit.passage, 0) + 1
         chosen.append(s)
+        covered.update(followers(s.unit, units))
     return chosen
 
 
@@ -221,7 +228,7 @@ def compose(
 
     ``units`` are all units of the passages (code included): lead-ins among the chosen units bring
     along what they announce from them."""
-    chosen = select_units(scored)
+    chosen = select_units(scored, units=units)
     voters = decide_verdict(question, chosen, scored)
     # Verdict units are quoted too, so every verdict is backed by a citation in the list.
     ordered = list(voters) + [s for s in chosen if s not in voters]

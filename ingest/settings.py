@@ -74,6 +74,16 @@ class Settings(BaseSettings):
     # --- retrieval and answering --------------------------------------------------------------
     top_k: int = Field(5, ge=1, le=20, description="Passages shown and used for the answer.")
     candidates: int = Field(30, ge=5, le=200, description="Candidates per retriever before fusion.")
+    hnsw_ef_search: int = Field(
+        400,
+        ge=10,
+        le=10_000,
+        description=(
+            "Chroma HNSW search breadth, set on each new index generation. Chroma's default (100) returned "
+            "a slightly different top 30 from one process to the next on this corpus; 400 is stable and "
+            "closer to exact. Lower it for very large indexes if queries get slow."
+        ),
+    )
     max_question_chars: int = Field(2000, ge=10, le=20000, description="Longest accepted question, in characters.")
     answer_backend: AnswerBackend = Field(
         "extractive",

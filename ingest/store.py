@@ -193,6 +193,13 @@ class Generation:
         except Exception:
             return None
 
+    @property
+    def ef_search(self) -> int | None:
+        """The HNSW search breadth this generation was created with."""
+        hnsw: dict[str, Any] = dict((self._col.configuration or {}).get("hnsw") or {})
+        value = hnsw.get("ef_search")
+        return int(value) if value is not None else None
+
     def count(self) -> int:
         with self._guard():
             return int(self._col.count())
@@ -272,15 +279,17 @@ class Generation:
 class Store:
     """Pointer + generations on one Chroma client."""
 
-    def __init__(self, client: ClientAPI, name: str, index_dir: Path | None = None):
+    def __init__(self, client: ClientAPI, name: str, index_dir: Path | None = None, ef_search: int = 400):
         self.client = client
         self.name = name
+        self.ef_search = ef_search
         self.index_dir = index_dir  # embedded mode only: watched so a deleted folder is reported
         self._file_id = _file_id(index_dir / _SQLITE) if index_dir is not None else None
 
     @classmethod
     def open(cls, settings: Settings) -> Store:
-        return cls(open_client(settings), settings.collection, None if settings.chroma_host else settings.index_dir)
+        index_dir = None if settings.chroma_host else settings.index_dir
+        return cls(open_client(settings), settings.collection, index_dir, settings.hnsw_ef_search)
 
     def check(self) -> None:
         """Raise IndexUnavailable when the embedded index folder was deleted or replaced under us.
@@ -348,7 +357,7 @@ class Store:
             f"{self.name}-g{stamp}",
             embedding_function=None,
             metadata=meta.to_metadata(),
-            configuration={"hnsw": {"space": "cosine"}},
+            configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search}},
         )
         return Generation(col, self)
 

@@ -336,3 +336,11 @@ def test_installed_console_script(corpus_dir: Path, tmp_path: Path) -> None:
     failed = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert failed.returncode != 0
     assert "error: broken.md: malformed front matter" in failed.stderr
+
+
+def test_new_generations_get_the_configured_hnsw_search_breadth(settings: Settings) -> None:
+    # Chroma's default breadth (100) gave a slightly different top 30 from one process to the next
+    tuned = settings.model_copy(update={"hnsw_ef_search": 321})
+    run_ingest(tuned, FakeEmbeddings())
+    gen = Store.open(tuned).current()
+    assert gen is not None and gen.ef_search == 321

@@ -224,3 +224,14 @@ def test_heading_shows_only_its_best_rows_in_document_order() -> None:
         "  - Name: item 5; Feature: gpu sharing",
         "  - Name: item 6; Feature: gpu sharing",
     ]
+
+
+def test_units_a_lead_in_will_show_do_not_use_up_the_answer() -> None:
+    units = split_units(DOC)
+    lead = _unit(units, "A workload manager")
+    items = [u for u in units if u.kind == "item"]
+    other = _unit(units, "Reserve the cluster")
+    # the lead and its own items rank highest; the per-passage cap must not stop the next real line
+    scored = [ScoredUnit(lead, 0.9), *(ScoredUnit(u, 0.85) for u in items), ScoredUnit(other, 0.8)]
+    chosen = [s.unit for s in select_units(scored, units=units)]
+    assert chosen == [lead, other]
