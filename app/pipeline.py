@@ -30,7 +30,7 @@ from app.evidence import (
 )
 from app.followup import resolve
 from app.models import Answer, Passage, Turn
-from app.refusal import compared_unknowns, should_refuse, unknown_names
+from app.refusal import asks_for_figure, compared_unknowns, should_refuse, unknown_names
 from app.retrieve import Mode, Retriever
 from app.spelling import correct
 from app.text import content_tokens, detect_language
@@ -233,12 +233,15 @@ class Advisor:
         if not query:
             return True
         unknown = unknown_names(query, self.retriever.snapshot().known_words)
-        return should_refuse(support, unknown, compared_unknowns(query, unknown))
+        return should_refuse(support, unknown, compared_unknowns(query, unknown), asks_for_figure(query))
 
     def _extractive(self, question: str, query: str, language: str, passages: list[Passage], k: int) -> Answer:
         scored, support, units = self._score(query, passages) if query else ([], 0.0, [])
         shown = passages[: max(k, 5)]
-        if self._refuse(query, support):
+        draft = None if self._refuse(query, support) else compose(query, language, passages, scored, units)
+        if draft is None or not draft.citations:
+            # no quotable evidence at all (e.g. passages that are only a table header): say so, never
+            # show an empty answer
             return Answer(
                 question=question,
                 answer=refusal_text(language),
@@ -246,7 +249,6 @@ class Advisor:
                 language=language,
                 passages=shown,
             )
-        draft = compose(query, language, passages, scored, units)
         return Answer(
             question=question,
             answer="\n".join(draft.lines),

@@ -65,5 +65,25 @@ def compared_unknowns(question: str, unknown: Collection[str]) -> list[str]:
     return out
 
 
-def should_refuse(support: float, unknown: list[str], compared: Collection[str] = ()) -> bool:
-    return support < MIN_SUPPORT or (bool(unknown) and support < SUPPORT_WITH_UNKNOWN) or bool(compared)
+# A question after a measured figure: "what bandwidth in GB/s", "how many seconds", "何%", "どれくらい速い".
+_FIGURE = re.compile(
+    r"how (many|much|fast|long|large|big)|what (is the |are the )?(bandwidth|throughput|latency|speed|speedup|number"
+    r"|percentage|figure|score|benchmark|mfu|utili[sz]ation)|\b(gb/s|gbps|tflops|ms|seconds|percent)\b"
+    r"|何(%|％|倍|秒|台|回|GB|ノード)|どれ(くらい|ぐらい)|どの(くらい|ぐらい)|帯域|スループット|ベンチマーク",
+    re.IGNORECASE,
+)
+
+
+def asks_for_figure(question: str) -> bool:
+    return bool(_FIGURE.search(question))
+
+
+def should_refuse(
+    support: float, unknown: Collection[str], compared: Collection[str] = (), figure: bool = False
+) -> bool:
+    """Refuse on weak support; on lowish support when the question names something unknown; always
+    when it compares a platform with something unknown, or asks for a figure about something unknown
+    (a measured number for hardware or software the documents never mention cannot be in them)."""
+    if support < MIN_SUPPORT or bool(compared):
+        return True
+    return bool(unknown) and (support < SUPPORT_WITH_UNKNOWN or figure)

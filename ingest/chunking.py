@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-CHUNKER_VERSION = "md-structure-4"  # bump whenever the same body can chunk differently
+CHUNKER_VERSION = "md-structure-5"  # bump whenever the same body can chunk differently
 
 # A closing run of #s only counts when a space precedes it (CommonMark), so "## Using C#" keeps its "#".
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
@@ -212,6 +212,11 @@ def _split_oversized(block: Block, max_chars: int, fits: Fits | None) -> list[st
         has_sep = len(rows) > 1 and bool(_TABLE_SEP.match(rows[1]))
         header = rows[:2] if has_sep else rows[:1]
         body_rows = rows[len(header) :]
+        if body_rows and not _ok("\n".join([*header, body_rows[0]]), max_chars, fits):
+            # A wide table padded for alignment: the padding is layout, not text. Without it the header
+            # and a row fit together, instead of a chunk of bare header and rows cut loose from it.
+            header = [_compact_row(r) for r in header]
+            body_rows = [_compact_row(r) for r in body_rows]
         return _pack_lines(body_rows, header, max_chars, fits)
     if block.kind == "code":
         rows = block.text.split("\n")
@@ -223,6 +228,15 @@ def _split_oversized(block: Block, max_chars: int, fits: Fits | None) -> list[st
     # back to the other boundary, and only then to a cut inside a line.
     splitters: list[Splitter] = [_lines, _sentences] if block.kind == "list" else [_sentences, _lines]
     return _pack_pieces(_cut(block.text, splitters, max_chars, fits), max_chars, fits)
+
+
+_PADDING = re.compile(r" {2,}")
+_DASHES = re.compile(r"-{3,}")
+
+
+def _compact_row(row: str) -> str:
+    """A table row without its alignment padding ("| a     |" → "| a |", "|------|" → "|---|")."""
+    return _DASHES.sub("---", _PADDING.sub(" ", row))
 
 
 def _lines(text: str) -> list[tuple[str, str]]:

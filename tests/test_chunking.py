@@ -171,6 +171,26 @@ def test_a_long_table_is_cut_between_rows_with_the_header_repeated() -> None:
     assert_no_text_lost(body, chunks)
 
 
+def test_a_wide_padded_table_drops_its_padding_so_every_piece_has_header_and_rows() -> None:
+    cols = [f"Column{i}" for i in range(12)]
+    header = "| Feature" + " " * 60 + " | " + " | ".join(c.ljust(14) for c in cols) + " |"
+    sep = "|" + "-" * 69 + "|" + "|".join("-" * 16 for _ in cols) + "|"
+    rows = [
+        f"| Feature number {n}" + " " * 50 + " | " + " | ".join("+".ljust(14) for _ in cols) + " |" for n in range(6)
+    ]
+    table = "\n".join([header, sep, *rows])
+    assert len(header) + len(sep) > 400  # the padded header alone would fill a chunk
+    chunks = chunk_markdown(table, max_chars=400, min_chars=50)
+    assert len(chunks) > 1
+    for c in chunks:
+        lines = c.text.split("\n")
+        assert lines[0].startswith("| Feature | Column0 | Column1")
+        assert lines[1].startswith("|---|---|")
+        assert len(lines) >= 3 and all(line.startswith("| Feature number") for line in lines[2:])
+    found = [line for c in chunks for line in c.text.split("\n")[2:]]
+    assert [line.split(" | ")[0] for line in found] == [f"| Feature number {n}" for n in range(6)]
+
+
 _CELL = st.text(alphabet=st.sampled_from("abc xyz0123 日本語。"), min_size=1, max_size=25)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from app.cli import answer_json
 from app.cli import main as ask_main
-from app.models import Turn
+from app.models import Passage, Turn
 from app.pipeline import Advisor, QuestionError, strip_injection, validate_question
 from ingest.embeddings import FakeEmbeddings
 from ingest.indexer import run_ingest
@@ -258,3 +258,19 @@ def test_licence_and_contributing_sections_lose_to_real_content(settings: Settin
     assert "helper daemon" in first
     # asked about the licence, the licence section answers
     assert "Apache" in advisor.ask("What license is the widget tool under?").answer
+
+
+def test_passages_without_quotable_evidence_are_refused_not_answered_empty(advisor: Advisor) -> None:
+    # a bare table header names the things asked about but states nothing about them
+    bare = Passage(
+        chunk_id="t#0000",
+        doc_id="t",
+        title="Gateway feature matrix",
+        text="| Feature | Gateway | Alpha | Beta |\n|---|---|---|---|",
+        kind="table",
+        score=1.0,
+        dense=0.99,
+    )
+    answer = advisor.answer_from_passages("Which gateway features do Alpha and Beta support?", [bare])
+    assert answer.refused
+    assert answer.answer.strip() and not answer.citations

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from app.refusal import MIN_SUPPORT, SUPPORT_WITH_UNKNOWN, compared_unknowns, should_refuse, unknown_names
+from app.refusal import (
+    MIN_SUPPORT,
+    SUPPORT_WITH_UNKNOWN,
+    asks_for_figure,
+    compared_unknowns,
+    should_refuse,
+    unknown_names,
+)
 
 VOCAB = {"slurm", "kubernete", "gpu", "kueue", "volcano", "scheduler", "1.32"}
 
@@ -53,3 +60,23 @@ def test_compared_unknowns(question: str, unknown: list[str], compared: list[str
 def test_comparison_with_an_unknown_platform_is_refused_however_strong_the_support() -> None:
     assert should_refuse(5.0, ["htcondor"], ["htcondor"])
     assert not should_refuse(5.0, ["h100"], [])
+
+
+@pytest.mark.parametrize(
+    ("question", "figure"),
+    [
+        ("What NCCL all-reduce bandwidth in GB/s do 64 H100 nodes reach?", True),
+        ("How many GPUs can one Slurm node hold?", True),
+        ("GPU利用率はどれくらい？", True),
+        ("How do I run a Slurm job in an NGC container?", False),
+        ("Pyxisとは何？", False),
+    ],
+)
+def test_asks_for_figure(question: str, figure: bool) -> None:
+    assert asks_for_figure(question) is figure
+
+
+def test_a_figure_about_something_unknown_is_refused_even_with_support() -> None:
+    assert should_refuse(0.9, ["h100"], figure=True)
+    assert not should_refuse(0.9, ["ngc"], figure=False)
+    assert not should_refuse(0.9, [], figure=True)  # figures about known things are the knowledge base's job
