@@ -196,25 +196,30 @@ def attach_followers(
     howto: bool = False,
     scores: Mapping[Unit, float] | None = None,
 ) -> tuple[list[ScoredUnit], dict[Unit, list[Unit]]]:
-    """Give each lead-in unit the list, table or code it announces — and, for a how-to question, each
+    """Give each lead-in unit the list, table or code it announces — and, for a how-to question, a
     unit the command example right after it; a unit shown that way is not repeated on its own line.
 
     A sentence that announces "three things:" gets all of them (up to MAX_FOLLOWERS). A section
     heading only stands for its table, so it gets the HEADING_ROWS rows that match the question best
-    (by ``scores``), in document order."""
-    attached = {s.unit: followers(s.unit, units) for s in ordered}
-    for unit, rows in attached.items():
-        if unit.kind == "heading" and len(rows) > HEADING_ROWS:
+    (by ``scores``), in document order. Nothing is shown twice, and an answer shows one code block."""
+    attached: dict[Unit, list[Unit]] = {}
+    used: set[Unit] = {s.unit for s in ordered if s.unit.kind == "code"}
+    code_shown = bool(used)
+    for s in ordered:
+        rows = [f for f in followers(s.unit, units) if f not in used]
+        if s.unit.kind == "heading" and len(rows) > HEADING_ROWS:
             best = sorted(rows, key=lambda r: -(scores or {}).get(r, 0.0))[:HEADING_ROWS]
-            attached[unit] = [r for r in rows if r in best]
-    if howto:
-        for s in ordered:
+            rows = [r for r in rows if r in best]
+        if not rows and howto and not code_shown:
             code = code_after(s.unit, units)
-            if code is not None and not attached[s.unit]:
-                attached[s.unit] = [code]
-    attached = {u: f for u, f in attached.items() if f}
-    shown = {f for fs in attached.values() for f in fs}
-    return [s for s in ordered if s.unit not in shown], attached
+            rows = [code] if code is not None and code not in used else []
+        if code_shown:
+            rows = [r for r in rows if r.kind != "code"]
+        code_shown = code_shown or any(r.kind == "code" for r in rows)
+        if rows:
+            attached[s.unit] = rows
+            used.update(rows)
+    return [s for s in ordered if s.unit not in used or s.unit.kind == "code"], attached
 
 
 def compose(

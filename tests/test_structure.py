@@ -235,3 +235,12 @@ def test_units_a_lead_in_will_show_do_not_use_up_the_answer() -> None:
     scored = [ScoredUnit(lead, 0.9), *(ScoredUnit(u, 0.85) for u in items), ScoredUnit(other, 0.8)]
     chosen = [s.unit for s in select_units(scored, units=units)]
     assert chosen == [lead, other]
+
+
+def test_an_answer_shows_a_code_block_once() -> None:
+    text = "Priority is a weighted sum of factors. It can be expressed as:\n\n```\np = a + b\n```\n\nOther text here."
+    units = split_units(text)
+    first, second = _unit(units, "Priority is"), _unit(units, "It can be")
+    scored = [ScoredUnit(first, 0.9), ScoredUnit(second, 0.85)]
+    draft = compose("How is priority computed, how do I read it?", "en", [_passage(text)], scored, units)
+    assert sum(line.strip() == "p = a + b" for line in draft.lines) == 1
