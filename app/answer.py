@@ -3,7 +3,8 @@
 It picks the best evidence units for the question, quotes them verbatim with inline ``[n]`` markers,
 and — for platform-selection questions — opens with a one-line verdict that the quoted evidence itself
 states (a recommendation table row or a sentence that recommends a platform). When the evidence is
-too weak it refuses plainly instead of dressing irrelevant passages up as an answer.
+too weak it refuses plainly instead of dressing irrelevant passages up as an answer. Quotes keep the
+document's structure: a lead-in is shown with the list, table rows or command it announces, nested under it.
 
 Deliberately left out: paraphrasing or translating quotes (they stay verbatim in their own language;
 only the framing follows the question's language).

@@ -24,10 +24,13 @@ from app.text import tokenize
 MIN_SUPPORT = 0.38
 SUPPORT_WITH_UNKNOWN = 0.59
 
-# Names as people write them: ALLCAPS (LSF), CamelCase (HTCondor), or letters with digits (H100, v1.40).
+# Names as people write them: ALLCAPS (LSF), CamelCase (HTCondor), letters with digits (H100, v1.40) or a
+# dotted version (1.40).
 # ASCII boundaries, not \b: in "SlurmとHTCondorって" the kana are word characters too.
+# Digits first ("31m", "512MB", "64GPUs") is a quantity, not a name; a bare version needs its dot ("1.40").
 _NAME = re.compile(
-    r"(?<![A-Za-z0-9])(?:[A-Z]{2,}[A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Za-z]*\d+(?:\.\d+)*[A-Za-z]*)(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])(?:[A-Z]{2,}[A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*|[A-Za-z]+\d+(?:\.\d+)*[A-Za-z]*"
+    r"|\d+(?:\.\d+)+)(?![A-Za-z0-9])"
 )
 
 

@@ -28,6 +28,7 @@ VOCAB = {"slurm", "kubernete", "gpu", "kueue", "volcano", "scheduler", "1.32"}
         ("slurmとkueueの違いは？", []),
         ("SlurmとHTCondorってどっちが速い？", ["htcondor"]),  # kana around a name are no word boundary
         ("Kubernetes 1.40 のリリース日は？", ["1.40"]),
+        ("How much memory?\x1b[31m on 64GPUs at 10GB/s", []),  # quantities (and terminal codes) are no names
         ("", []),
     ],
 )
