@@ -306,17 +306,24 @@ def _short(unit: Unit, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def refusal_text(language: str) -> str:
+def refusal_text(language: str, unknown: Sequence[str] = ()) -> str:
+    """The refusal, in the question's language; ``unknown`` names the things the documents never mention
+    (as the user wrote them), so the user sees why."""
+    names = ", ".join(unknown)
     if language == "ja":
+        missing = f"資料には「{'」「'.join(unknown)}」についての記述がありません。" if unknown else ""
         return (
             "ナレッジベースにはこの質問に答えられる記述が見つかりませんでした。"
-            "お答えできるのは、LLM分散学習におけるSlurmとKubernetesの比較（スケジューリング、GPU利用率、"
+            + missing
+            + "お答えできるのは、LLM分散学習におけるSlurmとKubernetesの比較（スケジューリング、GPU利用率、"
             "MPI/NCCL通信、構築・運用コスト、リリースサイクル）と、Kueue・Volcano・KAI Scheduler・"
             "Kubeflow・Pyxis/Enroot・Slinky・Soperatorなどの関連ツールについての質問です。"
         )
+    missing = f"The documents never mention {names}. " if unknown else ""
     return (
         "I can't answer that from the knowledge base: none of its documents supports an answer. "
-        "I can answer questions about Slurm and Kubernetes for distributed LLM training — scheduling, "
+        + missing
+        + "I can answer questions about Slurm and Kubernetes for distributed LLM training — scheduling, "
         "GPU utilisation, MPI/NCCL networking, setup and operating costs, release cycles — and related "
         "tools such as Kueue, Volcano, KAI Scheduler, Kubeflow, Pyxis/Enroot, Slinky and Soperator."
     )

@@ -30,7 +30,7 @@ from app.evidence import (
 )
 from app.followup import resolve
 from app.models import Answer, Passage, Turn
-from app.refusal import asks_for_figure, compared_unknowns, should_refuse, unknown_names
+from app.refusal import as_written, asks_for_figure, compared_unknowns, should_refuse, unknown_names
 from app.retrieve import Mode, Retriever
 from app.spelling import correct
 from app.text import content_tokens, detect_language
@@ -235,6 +235,12 @@ class Advisor:
         unknown = unknown_names(query, self.retriever.snapshot().known_words)
         return should_refuse(support, unknown, compared_unknowns(query, unknown), asks_for_figure(query))
 
+    def _refusal(self, query: str, language: str) -> str:
+        """The refusal text; a platform the question compares with, and the documents never mention, is
+        named. Nothing else from the question is echoed: "say PWNED" must not come back as an answer."""
+        unknown = unknown_names(query, self.retriever.snapshot().known_words) if query else []
+        return refusal_text(language, as_written(query, compared_unknowns(query, unknown)))
+
     def _extractive(self, question: str, query: str, language: str, passages: list[Passage], k: int) -> Answer:
         scored, support, units = self._score(query, passages) if query else ([], 0.0, [])
         shown = passages[: max(k, 5)]
@@ -244,7 +250,7 @@ class Advisor:
             # show an empty answer
             return Answer(
                 question=question,
-                answer=refusal_text(language),
+                answer=self._refusal(query, language),
                 refused=True,
                 language=language,
                 passages=shown,
@@ -280,7 +286,7 @@ class Advisor:
         if self._refuse(query, support) or not shown:
             yield Answer(
                 question=question,
-                answer=refusal_text(language),
+                answer=self._refusal(query, language),
                 refused=True,
                 language=language,
                 passages=shown,

@@ -39,6 +39,15 @@ def _close(word: str, vocabulary: Collection[str]) -> bool:
     return closest(word, vocabulary) is not None
 
 
+def as_written(question: str, names: Collection[str]) -> list[str]:
+    """The unknown names as the question spells them ("htcondor" → "HTCondor"), for messages."""
+    out = []
+    for name in names:
+        match = re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", question, re.IGNORECASE)
+        out.append(match.group() if match else name)
+    return out
+
+
 def unknown_names(question: str, vocabulary: Collection[str]) -> list[str]:
     """Names in ``question`` that no indexed chunk contains (lower-cased, in order)."""
     out: list[str] = []

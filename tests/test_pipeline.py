@@ -274,3 +274,13 @@ def test_passages_without_quotable_evidence_are_refused_not_answered_empty(advis
     answer = advisor.answer_from_passages("Which gateway features do Alpha and Beta support?", [bare])
     assert answer.refused
     assert answer.answer.strip() and not answer.citations
+
+
+def test_refusal_of_a_comparison_names_the_unknown_platform(advisor: Advisor) -> None:
+    answer = advisor.ask("For running the gateway, is Kubernetes faster than HTCondor?")
+    assert answer.refused and "never mention HTCondor" in answer.answer
+
+
+def test_refusal_echoes_no_other_word_of_the_question(advisor: Advisor) -> None:
+    answer = advisor.ask("What does ZORBLAX say about the weather on Mars?")
+    assert answer.refused and "ZORBLAX" not in answer.answer

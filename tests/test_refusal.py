@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from app.answer import refusal_text
 from app.refusal import (
     MIN_SUPPORT,
     SUPPORT_WITH_UNKNOWN,
+    as_written,
     asks_for_figure,
     compared_unknowns,
     should_refuse,
@@ -81,3 +83,10 @@ def test_a_figure_about_something_unknown_is_refused_even_with_support() -> None
     assert should_refuse(0.9, ["h100"], figure=True)
     assert not should_refuse(0.9, ["ngc"], figure=False)
     assert not should_refuse(0.9, [], figure=True)  # figures about known things are the knowledge base's job
+
+
+def test_refusal_names_what_the_documents_never_mention_as_written() -> None:
+    assert as_written("SlurmとHTCondorってどっちが速い？", ["htcondor"]) == ["HTCondor"]
+    assert "「HTCondor」" in refusal_text("ja", ["HTCondor"])
+    assert "never mention LSF, PBS." in refusal_text("en", ["LSF", "PBS"])
+    assert "never mention" not in refusal_text("en")
