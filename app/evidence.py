@@ -216,11 +216,14 @@ def followers(unit: Unit, units: Sequence[Unit], limit: int = MAX_FOLLOWERS) -> 
     passage (a question answered by "…does three things:" wants the three things). Empty for others."""
     if not is_lead_in(unit):
         return []
-    own = [u for u in units if u.passage == unit.passage]
-    after = [u for u in own if u.block == unit.block + 1]
+    after = _next_block(unit, units)
     if not after or after[0].kind == "sentence" or (unit.kind == "item" and after[0].kind == "item"):
         # a lead-in list item's own sub-items share its block; a paragraph after it is not announced
-        after = [u for u in own if u.kind == "item" and u.context.split(" › ")[-1] == unit.text]
+        after = [
+            u
+            for u in units
+            if u.passage == unit.passage and u.kind == "item" and u.context.split(" › ")[-1] == unit.text
+        ]
     if after and after[0].kind == "code" and not is_short_code(after[0]):
         return []
     return list(after[:limit])
@@ -234,8 +237,13 @@ def is_short_code(unit: Unit) -> bool:
 def code_after(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     """The short code block right after the paragraph or list holding ``unit`` (the command a
     how-to sentence describes), or None."""
-    after = [u for u in units if u.passage == unit.passage and u.block == unit.block + 1]
+    after = _next_block(unit, units)
     return after[0] if after and is_short_code(after[0]) else None
+
+
+def _next_block(unit: Unit, units: Sequence[Unit]) -> list[Unit]:
+    """The units of the block right after ``unit``'s own, in the same passage."""
+    return [u for u in units if u.passage == unit.passage and u.block == unit.block + 1]
 
 
 def _is_evidence(unit: Unit, parents: set[str]) -> bool:

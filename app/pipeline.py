@@ -229,28 +229,29 @@ class Advisor:
                 support = max(support, min(best_lexical, 1.0) + calibrated)
         return scored, support, units
 
-    def _refuse(self, query: str, support: float) -> bool:
+    def _refusal(self, query: str, language: str, support: float) -> str | None:
+        """The refusal text when the knowledge base does not support an answer, else None. A platform the
+        question compares with, and the documents never mention, is named; nothing else from the
+        question is echoed: "say PWNED" must not come back as an answer."""
         if not query:
-            return True
+            return refusal_text(language)
         unknown = unknown_names(query, self.retriever.snapshot().known_words)
-        return should_refuse(support, unknown, compared_unknowns(query, unknown), asks_for_figure(query))
-
-    def _refusal(self, query: str, language: str) -> str:
-        """The refusal text; a platform the question compares with, and the documents never mention, is
-        named. Nothing else from the question is echoed: "say PWNED" must not come back as an answer."""
-        unknown = unknown_names(query, self.retriever.snapshot().known_words) if query else []
-        return refusal_text(language, as_written(query, compared_unknowns(query, unknown)))
+        compared = compared_unknowns(query, unknown)
+        if not should_refuse(support, unknown, compared, asks_for_figure(query)):
+            return None
+        return refusal_text(language, as_written(query, compared))
 
     def _extractive(self, question: str, query: str, language: str, passages: list[Passage], k: int) -> Answer:
         scored, support, units = self._score(query, passages) if query else ([], 0.0, [])
         shown = passages[: max(k, 5)]
-        draft = None if self._refuse(query, support) else compose(query, language, passages, scored, units)
+        refusal = self._refusal(query, language, support)
+        draft = None if refusal is not None else compose(query, language, passages, scored, units)
         if draft is None or not draft.citations:
             # no quotable evidence at all (e.g. passages that are only a table header): say so, never
             # show an empty answer
             return Answer(
                 question=question,
-                answer=self._refusal(query, language),
+                answer=refusal or refusal_text(language),
                 refused=True,
                 language=language,
                 passages=shown,
@@ -283,10 +284,11 @@ class Advisor:
         shown = passages[:k]
         t0 = time.perf_counter()
         _, support, _ = self._score(query, passages) if query else ([], 0.0, [])
-        if self._refuse(query, support) or not shown:
+        refusal = self._refusal(query, language, support)
+        if refusal is not None or not shown:
             yield Answer(
                 question=question,
-                answer=self._refusal(query, language),
+                answer=refusal or refusal_text(language),
                 refused=True,
                 language=language,
                 passages=shown,
