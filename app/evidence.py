@@ -153,7 +153,10 @@ def split_units(text: str, kind: str = "text", passage: int = 0) -> list[Unit]:
             in_list = in_list and _next_is_item(lines, i)
         else:
             stripped = line.strip().lstrip(">").strip()
-            if parents and line.startswith(" "):
+            # An indented line continues the item above it; so does an unindented one right after an
+            # item line ("lazy continuation": docs wrapped at 100 columns write items that way).
+            lazy = units[-1].kind == "item" and not line.lstrip().startswith("#") if units and in_list else False
+            if parents and (line.startswith(" ") or lazy):
                 # continuation of a list item: attach to the last unit
                 last = units[-1]
                 if last.kind == "item" and parents:
