@@ -25,10 +25,10 @@ PLATFORMS = {"Slurm": re.compile(r"slurm", re.I), "Kubernetes": re.compile(r"kub
 _SELECTION = re.compile(
     r"which (platform|one|scheduler|should|is better|to (use|choose|pick))|should (we|i) (use|choose|pick|go|adopt)"
     r"|recommend|better (choice|fit|suited|option)|best (choice|fit|option|platform)|go with|what (platform|should)"
-    r"|どちら|どっち|選ぶ|選択|べき|おすすめ|お勧め|推奨|向いて|適して|適切|採用すべき|いいですか|良いですか",
+    r"|どちら(?!も)|どっち(?!も)|選ぶ|選択|べき|おすすめ|お勧め|推奨|向いて|適して|適切|採用すべき|いいですか|良いですか",
     re.I,
 )
-_BOTH_OR = re.compile(r"\bor\b|\bvs\.?\b|versus|か[、,]?|と.*(比較|どちら)", re.I)
+_BOTH_OR = re.compile(r"\bor\b|\bvs\.?\b|versus|か[、,]?|と.*(比較|どちら(?!も))", re.I)
 _PLATFORM_HEADER = re.compile(r"プラットフォーム|platform|推奨|recommend|choice|選択", re.I)
 _REC_AFTER = re.compile(
     r"(slurm|kubernetes|k8s)[^。.;]{0,16}?(が本命|が近道|が最も|を検討|を推奨|がおすすめ|が適|が向|が良い|がよい|による|"

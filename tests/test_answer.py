@@ -72,6 +72,10 @@ def test_coverage_is_idf_weighted() -> None:
         ("Slurm or Kubernetes for a small team?", True),
         ("How many control plane nodes does Kubernetes need?", False),
         ("Pyxisとは何？", False),
+        # どちらも/どっちも mean "both": a question about both is not a choice between them
+        ("SlurmとKubernetesはどちらもGPUを扱える？", False),
+        ("KAI SchedulerとVolcano、どっちもCNCFのプロジェクト？", False),
+        ("SlurmとKubernetesのどっちがいい？", True),
     ],
 )
 def test_selection_questions(question: str, expected: bool) -> None:
