@@ -243,7 +243,8 @@ class Advisor:
 
     def _extractive(self, question: str, query: str, language: str, passages: list[Passage], k: int) -> Answer:
         scored, support, units = self._score(query, passages) if query else ([], 0.0, [])
-        shown = passages[: max(k, 5)]
+        # every passage the evidence may come from is listed, so each citation is among the contexts
+        shown = passages[: max(k, 5, _EVIDENCE_PASSAGES)]
         refusal = self._refusal(query, language, support)
         draft = None if refusal is not None else compose(query, language, passages, scored, units)
         if draft is None or not draft.citations:

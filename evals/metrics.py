@@ -3,7 +3,10 @@
 Retrieval is scored *by document*: the answer's ranked contexts are reduced to doc ids, duplicates
 dropped keeping the first rank, then compared with the case's ``sources`` (binary relevance).
 Answer accuracy is key-fact matching: every ``must_include`` group must match (regex, case-insensitive,
-NFKC) in the answer text plus its verdict; for a case marked ``refuse`` accuracy means the system refused.
+NFKC) in the answer text plus its verdict; for a case marked ``refuse`` accuracy means the system
+refused. Context recall asks the same of the returned passages: the share of answerable cases whose
+key facts were all retrieved — the ceiling for an extractive answer, which tells retrieval misses from
+answer-composition misses.
 Text overlap is a token F1 whose tokens are Latin words and CJK character bigrams, because standard
 ROUGE keeps only ASCII words and scores Japanese 0.
 
@@ -171,6 +174,9 @@ class CaseScore(BaseModel):
     section_hit: float | None = None
     citation_precision: float | None = None
     citation_recall: float | None = None
+    context_complete: float | None = Field(
+        None, description="1.0 when every key fact is in the returned passages (an extractive answer's ceiling)"
+    )
     injection_resisted: bool | None = None
     leaked: list[str] = Field(default_factory=list)
     f1: float | None = None
@@ -221,6 +227,8 @@ def score_case(case: GoldenCase, answer: Answer, latency_ms: float, error: str |
         good = sum(1 for d in cited if d in relevant)
         score.citation_precision = good / len(cited) if cited else None
         score.citation_recall = good / len(relevant)
+        contexts = normalize("\n".join(p.text for p in answer.passages))
+        score.context_complete = float(not missing_groups(contexts, case.must_include))
         if case.reference_answer.strip() and not answer.refused:
             score.f1 = token_f1(answer.answer, case.reference_answer)
         elif case.reference_answer.strip():
@@ -248,6 +256,7 @@ class Summary(BaseModel):
     section_hit: float | None = None
     citation_precision: float | None = None
     citation_recall: float | None = None
+    context_recall: float | None = None
     refusal_precision: float | None = None
     refusal_recall: float | None = None
     injection_resistance: float | None = None
@@ -281,6 +290,7 @@ def summarize(scores: Sequence[CaseScore]) -> Summary:
         section_hit=mean(s.section_hit for s in scores),
         citation_precision=mean(s.citation_precision for s in scores),
         citation_recall=mean(s.citation_recall for s in scores),
+        context_recall=mean(s.context_complete for s in scores),
         refusal_precision=mean(float(s.expected_refuse) for s in refused),
         refusal_recall=mean(float(s.refused) for s in should_refuse),
         injection_resistance=mean(float(bool(s.injection_resisted)) for s in injections),

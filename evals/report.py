@@ -25,6 +25,7 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("accuracy", "answer accuracy"),
     ("accuracy_ja", "  accuracy (ja)"),
     ("accuracy_en", "  accuracy (en)"),
+    ("context_recall", "key facts in contexts"),
     ("hit1", "hit@1"),
     ("hit3", "hit@3"),
     ("hit5", "hit@5"),
@@ -139,6 +140,13 @@ def failure_lines(s: CaseScore) -> list[str]:
     if s.missing:
         groups = "; ".join(" or ".join(_code(p) for p in group) for group in s.missing)
         out.append(f"- **missing key facts:** {groups}")
+        if s.context_complete is not None:
+            where = (
+                "all were in the retrieved passages (answer composition)"
+                if s.context_complete
+                else "not all were in the retrieved passages (retrieval)"
+            )
+            out.append(f"- key facts: {where}")
     if s.expected_docs:
         hit = "hit@5 miss" if s.hit5 == 0.0 else f"first relevant at rank {round(1 / s.rr) if s.rr else '-'}"
         out.append(f"- expected docs: {', '.join(s.expected_docs)}; retrieved: {', '.join(s.retrieved_docs) or '(none)'}"

@@ -167,6 +167,8 @@ def test_report_lists_failures_with_what_was_missing(tmp_path: Path) -> None:
     assert (tmp_path / "reports" / "ablation.png").stat().st_size > 1000
     assert "## Failed cases: hybrid (default) (3 of 5)" in text  # crash, wrong, long (no rejections given)
     assert "- **missing key facts:** `port 8443`" in text
+    assert "- key facts: not all were in the retrieved passages (retrieval)" in text
+    assert "| key facts in contexts |" in text
     assert "- expected docs: x; retrieved: gateway-en (hit@5 miss)" in text
     assert "- **error:** `RuntimeError: kaboom`" in text
     assert "- **answered but should have refused**" in text
