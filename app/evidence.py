@@ -42,6 +42,8 @@ INJECTION = re.compile(
 
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# Markdown link reference definitions ("[label]: https://…"), one or several run together: plumbing.
+_LINK_DEFS = re.compile(r"(\s*\[[^\]]+\]:\s*\S+(\s+\"[^\"]*\")?)+\s*")
 _FIGURE = re.compile(r"^\W*\((figure|図)[:：]", re.IGNORECASE)
 
 
@@ -255,7 +257,7 @@ def _is_evidence(unit: Unit, parents: set[str]) -> bool:
         return False
     if unit.kind == "item" and text in parents:
         return False
-    if _LINK.fullmatch(text):  # a bare link or table-of-contents entry states nothing
+    if _LINK.fullmatch(text) or _LINK_DEFS.fullmatch(text):  # a bare link, contents entry or link target
         return False
     return len(_LINK.sub(r"\1", text).strip(" -:|")) >= 6
 

@@ -52,6 +52,15 @@ def test_injected_instructions_and_figures_are_not_evidence() -> None:
     assert texts == ["Slurm packs GPUs tightly."]
 
 
+def test_link_reference_definitions_are_not_evidence() -> None:
+    text = (
+        "Slinky runs Slurm on Kubernetes.\n\n[architecture]: https://example.org/arch.md\n"
+        '[cert-manager]: https://cert-manager.io/docs/ "Install"\n\nSee [the docs][architecture] for more.'
+    )
+    texts = [u.text for u in split_units(text)]
+    assert texts == ["Slinky runs Slurm on Kubernetes.", "See [the docs][architecture] for more."]
+
+
 def test_code_blocks_are_single_units() -> None:
     units = split_units("Run this:\n\n```\nsbatch job.sh\nsqueue\n```")
     assert [u.kind for u in units] == ["sentence", "code"]
