@@ -1,12 +1,11 @@
-"""Optional LLM answer backends: prompt, streaming call, and citation clean-up of the model's text.
+"""Optional LLM answer backends: the prompt and the streaming call to a chat model server.
 
 ``build_messages`` turns a question and numbered passages into chat messages whose system prompt makes
 the model answer only from the passages, cite ``[n]`` after every sentence, answer in the question's
 language, refuse when unsupported, and treat passages and question as data (prompt-injection resistance).
 ``stream_llm_answer`` sends them to an OpenAI-compatible server (``ChatOpenAI``) or Ollama (``ChatOllama``)
 and yields the growing text; transport failures become ``LLMUnavailable`` with a message naming the URL
-and the setting to fix. ``finalize_llm_answer`` (pure) removes markers that point at no passage,
-renumbers the cited passages 1..m, builds ``Citation`` objects and flags sentences with no citation.
+and the setting to fix. The model's final text is cleaned by ``app.llm_citations.finalize_llm_answer``.
 
 Deliberately left out: retrieval, refusal thresholds and verdicts (``app.pipeline`` decides when an LLM
 is called at all), retries (the user is waiting; a failed call falls back or reports), and checking that
@@ -16,7 +15,6 @@ a cited passage really entails its sentence — flagging uncited sentences is th
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterator, Sequence
 
 import httpx
@@ -25,17 +23,14 @@ import openai
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from app.models import Citation, Passage, Turn
+from app.llm_citations import REFUSALS, strip_markers, strip_reasoning
+from app.models import Passage, Turn
 from ingest.settings import Settings
 
 MAX_TOKENS = 1024  # a grounded answer is a few sentences; a cap stops a rambling model well before timeout
 HISTORY_TURNS = 4
 HISTORY_CHARS = 400
 
-REFUSALS = {
-    "en": "The knowledge base does not contain enough information to answer this question.",
-    "ja": "ナレッジベースには、この質問に答えるための十分な情報がありません。",
-}
 _LANGUAGE_NAMES = {"en": "English", "ja": "Japanese (日本語)"}
 
 SYSTEM_PROMPT = """\
@@ -58,7 +53,6 @@ the passages.
 
 # Our delimiter tags; the same strings inside data are defused so a passage cannot close its block.
 _TAG = re.compile(r"<(/?\s*(?:passages|passage|conversation|turn|question)\b)", re.IGNORECASE)
-_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL)
 
 
 class LLMUnavailable(RuntimeError):
@@ -241,157 +235,3 @@ def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavail
 def _short(text: str, limit: int = 200) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def strip_reasoning(text: str) -> str:
-    """``"<think>plan</think>Answer [1]."`` → ``"Answer [1]."``; an unclosed block hides the rest."""
-    return _THINK.sub("", text).lstrip() if "<think>" in text else text
-
-
-# -------------------------------------------------------------------------------------- finalization
-
-# [1] [1, 2] [1-3] ［１、２］ 【1】 [^1] and bogus [abc]; "(?!\()" keeps Markdown links [text](url) intact.
-_MARKER = re.compile(r"[\[［【](?P<body>[^\[\]［］【】\n]{1,40})[\]］】](?!\()")
-_CODE = re.compile(r"(```[\s\S]*?(?:```|$)|`[^`\n]+`)")
-_NUMBER = re.compile(r"[\^#]?(\d+)")
-_RANGE = re.compile(r"(\d+)\s*[-–~〜]\s*(\d+)")
-_BOGUS = re.compile(r"[\^#]?[A-Za-z0-9_]{1,15}")
-_NEW_MARKER = re.compile(r"\[(\d+)\]")
-_TERMINATOR = re.compile(r"[。！？]+|[.!?]+(?=[\s\[]|$)")
-_TRAILER = re.compile(r"[」』）)\"'”’]*(?:[ \t]*\[\d+\])*")
-_TABLE_RULE = re.compile(r"\|?[\s:|-]*-[\s:|-]*\|?")
-_ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "cf", "fig", "approx", "no", "dr", "mr", "ms"}
-_GAP = "\x00"  # stands where a marker was removed until the surrounding spaces are tidied
-
-
-def _marker_numbers(body: str) -> list[int] | None:
-    """``"1, 2"`` → ``[1, 2]``; ``"２-３"`` → ``[2, 3]``; ``"abc"`` → ``[]`` (bogus); prose → None."""
-    body = _RANGE.sub(r"\1-\2", unicodedata.normalize("NFKC", body))
-    tokens = [t for t in re.split(r"[,、;\s]+", body) if t]
-    if not tokens:
-        return None
-    numbers: list[int] = []
-    for token in tokens:
-        if m := re.fullmatch(r"(\d+)-(\d+)", token):
-            lo, hi = int(m[1]), int(m[2])
-            numbers += list(range(lo, hi + 1)) if 0 < hi - lo < 20 else [lo, hi]
-        elif m := _NUMBER.fullmatch(token):
-            numbers.append(int(m[1]))
-        else:
-            return [] if len(tokens) == 1 and _BOGUS.fullmatch(token) else None
-    return numbers
-
-
-def _close_gaps(text: str) -> str:
-    """``"fast \\x00."`` → ``"fast."``; ``"a \\x00 b"`` → ``"a b"``: no stray spaces where markers were."""
-    text = re.sub(rf"(?m)^{_GAP}+[ \t]*", "", text)
-    text = re.sub(rf"[ \t]*{_GAP}+(?=[ \t]|[.。,、!?！？:：)]|$)", "", text, flags=re.MULTILINE)
-    return text.replace(_GAP, "")
-
-
-def strip_markers(text: str) -> str:
-    """``"Slurm [1][2]."`` → ``"Slurm."``: every citation-like marker removed (for history, plain text)."""
-
-    def drop(m: re.Match[str]) -> str:
-        return _GAP if _marker_numbers(m["body"]) is not None else m[0]
-
-    return _close_gaps(_MARKER.sub(drop, text))
-
-
-def _renumber(text: str, n_passages: int, order: list[int]) -> str:
-    """Rewrite markers outside code: valid ones to their new numbers (``order`` grows), others removed."""
-
-    def rewrite(m: re.Match[str]) -> str:
-        numbers = _marker_numbers(m["body"])
-        if numbers is None:
-            return m[0]
-        new: list[int] = []
-        for p in numbers:
-            if 1 <= p <= n_passages:
-                if p not in order:
-                    order.append(p)
-                if order.index(p) + 1 not in new:
-                    new.append(order.index(p) + 1)
-        return "".join(f"[{n}]" for n in new) or _GAP
-
-    out = _close_gaps(_MARKER.sub(rewrite, text))
-    return re.sub(r"(\[\d+\])(?:[ \t]*\1)+", r"\1", out)  # "[1][1]" → "[1]"
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of Markdown text, each with its trailing markers.
-
-    ``"Slurm queues jobs.[1] K8s runs pods [2]。次です！"`` → ``["Slurm queues jobs.[1]", "K8s runs pods
-    [2]。", "次です！"]``. Lines split first (list items, table rows); list bullets, headings, table
-    separators and header rows and fenced code are skipped; "e.g." and "3.5" do not end a sentence.
-    """
-    sentences: list[str] = []
-    in_fence = False
-    lines = [raw.strip() for raw in text.splitlines()]
-    for i, line in enumerate(lines):
-        if line.startswith("```"):
-            in_fence = not in_fence
-            continue
-        # Headings, table separators and table header rows (the line above a separator) claim nothing.
-        is_header = i + 1 < len(lines) and bool(_TABLE_RULE.fullmatch(lines[i + 1]))
-        if in_fence or not line or line.startswith("#") or _TABLE_RULE.fullmatch(line) or is_header:
-            continue
-        line = re.sub(r"^(?:>\s*)*(?:[-*+]|\d+[.)])\s+", "", line)
-        start = 0
-        for m in _TERMINATOR.finditer(line):
-            if m.end() <= start or (m[0] == "." and _is_abbreviation(line, m.start())):
-                continue
-            trailer = _TRAILER.match(line, m.end())
-            stop = trailer.end() if trailer else m.end()
-            if piece := line[start:stop].strip():
-                sentences.append(piece)
-            start = stop
-        if rest := line[start:].strip():
-            sentences.append(rest)
-    return sentences
-
-
-def _is_abbreviation(line: str, dot: int) -> bool:
-    word = re.search(r"([A-Za-z]+(?:\.[A-Za-z]+)*)$", line[:dot])
-    return word is not None and word[1].lower() in _ABBREVIATIONS
-
-
-def is_refusal(text: str) -> bool:
-    """True when ``text`` is one of the fixed refusal sentences the prompt asks for (ignoring spacing)."""
-    plain = " ".join(strip_markers(text).split())
-    return any(plain == refusal for refusal in REFUSALS.values())
-
-
-def finalize_llm_answer(text: str, passages: list[Passage]) -> tuple[str, list[Citation], list[str]]:
-    """Clean the model's final text → (Markdown with markers 1..m, citations, flagged sentences).
-
-    ``"A [2]. B [9]. C [2][1]."`` with 3 passages → ``("A [1]. B. C [1][2].", [cite p2, cite p1], ["B."])``.
-    Markers pointing at no passage ([0], [99], [abc]) are removed; cited passages are renumbered in order
-    of first appearance; code spans are left alone; a sentence without a valid marker is flagged unless it
-    is a refusal or a lead-in ending in ":".
-    """
-    text = strip_reasoning(text).strip()
-    order: list[int] = []
-    parts = _CODE.split(text)
-    cleaned = "".join(part if i % 2 else _renumber(part, len(passages), order) for i, part in enumerate(parts)).strip()
-    citations = [
-        Citation(
-            n=n,
-            doc_id=passages[p - 1].doc_id,
-            chunk_id=passages[p - 1].chunk_id,
-            title=passages[p - 1].title,
-            url=passages[p - 1].url,
-            section=passages[p - 1].section,
-            quote=passages[p - 1].text,
-        )
-        for n, p in enumerate(order, 1)
-    ]
-    flagged = [
-        sentence
-        for sentence in split_sentences(cleaned)
-        if not _NEW_MARKER.search(_CODE.sub("", sentence))
-        and re.search(r"\w", sentence)
-        and not sentence.endswith((":", "："))
-        and not is_refusal(sentence)
-    ]
-    return cleaned, citations, flagged

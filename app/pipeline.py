@@ -280,7 +280,8 @@ class Advisor:
         started: float,
         resolved: str,
     ) -> Iterator[Answer]:
-        from app.llm import finalize_llm_answer, stream_llm_answer
+        from app.llm import stream_llm_answer
+        from app.llm_citations import finalize_llm_answer
 
         shown = passages[:k]
         t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Tests for app.llm: the prompt, the real HTTP path to a loopback server, errors, and citation clean-up.
+"""Tests for app.llm and app.llm_citations: the prompt, the real HTTP path to a loopback server, errors, and citation clean-up.
 
 The HTTP tests start tests/fake_openai_server.py on 127.0.0.1 and drive it through LangChain's ChatOpenAI
 and ChatOllama, so the SDKs, SSE/NDJSON parsing and our error translation all run for real.
@@ -17,15 +17,8 @@ import pytest
 from fake_openai_server import FakeLLMServer, RecordedRequest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from app.llm import (
-    REFUSALS,
-    LLMUnavailable,
-    build_messages,
-    finalize_llm_answer,
-    split_sentences,
-    stream_llm_answer,
-    strip_markers,
-)
+from app.llm import LLMUnavailable, build_messages, stream_llm_answer
+from app.llm_citations import REFUSALS, finalize_llm_answer, split_sentences, strip_markers
 from app.models import Passage, Turn
 from ingest.settings import Settings
 
