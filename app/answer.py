@@ -172,6 +172,7 @@ def _number(
             url=passages[p].url,
             section=passages[p].section,
             quote="\n".join(quotes[p]),
+            verbatim=passages[p].verbatim,
         )
         for p, n in numbers.items()
     ]

@@ -3,7 +3,7 @@
     ask "question" [--json] [--backend extractive|openai|ollama] [--k N]
     ask --batch FILE.jsonl --json        # input lines: {"id": ..., "question": ...}; models load once
 
-JSON per question: id, question, answer, refused, citations [{n, doc_id, title, url, section, quote}],
+JSON per question: id, question, answer, refused, citations [{n, doc_id, title, url, section, quote, verbatim}],
 contexts [{doc_id, chunk_id, section, score}] (ranked), latency_ms. A bad line in a batch gets an
 error object ({"id", "error"}) and the rest go on.
 """
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.models import Answer
+from app.models import PARAPHRASED_NOTE, Answer
 from app.pipeline import Advisor, QuestionError
 from ingest.settings import Settings
 from ingest.store import IndexUnavailable
@@ -38,6 +38,7 @@ def answer_json(answer: Answer, qid: Any = None) -> dict[str, Any]:
                 "url": c.url,
                 "section": c.section,
                 "quote": c.quote,
+                "verbatim": c.verbatim,
             }
             for c in answer.citations
         ],
@@ -57,6 +58,8 @@ def answer_text(answer: Answer) -> str:
         for c in answer.citations:
             where = f"{c.title} — {c.section}" if c.section else c.title
             lines.append(f"[{c.n}] {where}\n    {c.url}")
+            if not c.verbatim:
+                lines.append(f"    ({PARAPHRASED_NOTE})")
             for quote_line in c.quote.splitlines():
                 lines.append(f"    > {quote_line}")
     return "\n".join(lines).rstrip()

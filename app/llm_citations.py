@@ -162,6 +162,7 @@ def finalize_llm_answer(text: str, passages: list[Passage]) -> tuple[str, list[C
             url=passages[p - 1].url,
             section=passages[p - 1].section,
             quote=passages[p - 1].text,
+            verbatim=passages[p - 1].verbatim,
         )
         for n, p in enumerate(order, 1)
     ]

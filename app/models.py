@@ -22,6 +22,11 @@ class Passage(BaseModel):
     score: float = Field(0.0, description="Fused score used for ranking (higher is better).")
     dense: float | None = Field(None, description="Cosine similarity from the dense retriever.")
     lexical: float | None = Field(None, description="BM25 score from the lexical retriever.")
+    verbatim: bool = Field(True, description="False when the stored document is paraphrased notes.")
+
+
+# Shown with a citation whose document is paraphrased notes: the user will not find the quote at the URL.
+PARAPHRASED_NOTE = "paraphrased notes, not the source's wording · 要約メモ（原文の引用ではありません）"
 
 
 class CitedSource(BaseModel):
@@ -39,6 +44,9 @@ class Citation(CitedSource):
     """A cited source with the checkable quote from it."""
 
     quote: str
+    verbatim: bool = Field(
+        True, description="False when the quote comes from paraphrased notes, not the source's own wording."
+    )
 
 
 class Turn(BaseModel):

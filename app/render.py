@@ -20,7 +20,7 @@ import html
 import re
 from collections.abc import Callable, Sequence
 
-from app.models import Answer, Citation, Passage
+from app.models import PARAPHRASED_NOTE, Answer, Citation, Passage
 from app.platform_helper import PRIORITY_WEIGHT, Lean, Point, Recommendation
 from ingest.store import IndexInfo
 
@@ -129,9 +129,10 @@ def source_entry(citation: Citation, key: str) -> str:
     linked = f'<a href="{esc(url)}" target="_blank" rel="noopener noreferrer">{title}</a>' if url else title
     section = f" · <em>{esc(citation.section)}</em>" if citation.section else ""
     doc = f" <code>{esc(citation.doc_id)}</code>" if citation.doc_id else ""
+    summary = "Quoted passage · 引用" if citation.verbatim else f"Quoted passage · 引用 — {PARAPHRASED_NOTE}"
     return (
         f'<div class="source" id="{anchor_id(key, citation.n)}"><b>[{citation.n}]</b> {linked}{section}{doc}'
-        f"<details><summary>Quoted passage · 引用</summary><blockquote>{_one_line_html(citation.quote)}"
+        f"<details><summary>{esc(summary)}</summary><blockquote>{_one_line_html(citation.quote)}"
         "</blockquote></details></div>"
     )
 

@@ -192,4 +192,5 @@ def to_passage(chunk: StoredChunk, score: float, dense: float | None, lexical: f
         score=round(score, 6),
         dense=None if dense is None else round(dense, 4),
         lexical=None if lexical is None else round(lexical, 4),
+        verbatim=chunk.verbatim,
     )

@@ -88,6 +88,7 @@ def chunk_document(doc: Document, settings: Settings, fits: Callable[[str], bool
             language=doc.language,
             index=i,
             text=c.text,
+            verbatim=doc.verbatim,
         )
         for i, c in enumerate(raw)
     ]

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 from pydantic import BaseModel, Field
+
+_PARAPHRASED = re.compile(r"paraphras|not verbatim|summary notes", re.IGNORECASE)
 
 
 class Document(BaseModel):
@@ -21,10 +24,16 @@ class Document(BaseModel):
     body: str = Field(description="Markdown body without front matter, verbatim.")
 
     @property
+    def verbatim(self) -> bool:
+        """False for paraphrased notes (``completeness: partial (paraphrased notes …; not verbatim)``): a
+        quote from them is not the source's wording, and a citation must say so."""
+        return not _PARAPHRASED.search(self.completeness)
+
+    @property
     def content_hash(self) -> str:
         """Hash of everything that ends up in the index, so any change triggers re-embedding."""
         h = hashlib.sha256()
-        for part in (self.id, self.title, self.url, self.language, self.body):
+        for part in (self.id, self.title, self.url, self.language, str(self.verbatim), self.body):
             h.update(part.encode("utf-8"))
             h.update(b"\x00")
         return h.hexdigest()[:16]

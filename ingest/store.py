@@ -79,6 +79,7 @@ class StoredChunk(BaseModel):
     language: str
     index: int
     text: str
+    verbatim: bool = True  # False: the document is paraphrased notes, not the source's wording
 
 
 class DenseHit(BaseModel):
@@ -149,6 +150,7 @@ def _to_stored(chunk_id: str, text: str | None, meta: Any) -> StoredChunk:
         language=str(m.get("language", "")),
         index=int(m.get("index", 0)),
         text=text or "",
+        verbatim=bool(m.get("verbatim", True)),
     )
 
 

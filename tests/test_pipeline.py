@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from app import render
 from app.cli import answer_json
 from app.cli import main as ask_main
-from app.models import Passage, Turn
+from app.models import PARAPHRASED_NOTE, Passage, Turn
 from app.pipeline import Advisor, QuestionError, strip_injection, validate_question
 from ingest.embeddings import FakeEmbeddings
 from ingest.indexer import run_ingest
@@ -203,7 +204,8 @@ def test_ask_json_contract(
     assert out["refused"] is False
     assert "gatewayctl restart" in out["answer"]
     assert out["citations"][0]["doc_id"] == "gateway-en"
-    assert set(out["citations"][0]) == {"n", "doc_id", "title", "url", "section", "quote"}
+    assert set(out["citations"][0]) == {"n", "doc_id", "title", "url", "section", "quote", "verbatim"}
+    assert out["citations"][0]["verbatim"] is True
 
 
 def test_ask_batch_keeps_going_after_bad_lines(
@@ -241,6 +243,29 @@ def test_ask_without_index_exits_with_hint(
 ) -> None:
     assert _ask_cli(monkeypatch, settings, ["Alphaとは？"]) == 1
     assert "run `ingest`" in capsys.readouterr().err
+
+
+def test_citations_of_paraphrased_notes_say_so(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (settings.corpus_dir / "notes.md").write_text(
+        '---\nid: "notes"\ntitle: "Vendor blog (notes)"\nurl: "https://example.test/blog"\nlanguage: "en"\n'
+        'completeness: "partial (paraphrased notes from search-index excerpts; not verbatim)"\n---\n\n'
+        "# Vendor blog (notes)\n\nThe post says the widget cluster scales to forty racks.\n",
+        encoding="utf-8",
+    )
+    embeddings = FakeEmbeddings()
+    run_ingest(settings, embeddings)
+    advisor = Advisor(settings, embeddings)
+    notes = advisor.ask("How many racks does the widget cluster scale to?")
+    assert "forty racks" in notes.answer
+    cited = {c.doc_id: c for c in notes.citations}
+    assert cited["notes"].verbatim is False
+    assert render.esc(PARAPHRASED_NOTE) in render.sources_markdown(notes.citations, "t")
+    gateway = [c for c in advisor.ask("How do I restart the gateway?").citations if c.doc_id == "gateway-en"]
+    assert gateway and all(c.verbatim for c in gateway)
+    assert _ask_cli(monkeypatch, settings, ["How many racks does the widget cluster scale to?"]) == 0
+    assert PARAPHRASED_NOTE in capsys.readouterr().out
 
 
 def test_licence_and_contributing_sections_lose_to_real_content(settings: Settings) -> None:
