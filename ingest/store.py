@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import chromadb
+import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
@@ -265,6 +266,22 @@ class Generation:
         dists = (got.get("distances") or [[]])[0]
         # cosine space: distance = 1 - cosine similarity
         return [DenseHit(chunk_id=cid, similarity=1.0 - float(d)) for cid, d in zip(ids, dists, strict=False)]
+
+    def similarities(self, vector: Sequence[float], ids: Iterable[str]) -> dict[str, float]:
+        """Cosine similarity of ``vector`` to the stored vectors of ``ids`` (exact, no index search)."""
+        id_list = list(ids)
+        if not id_list:
+            return {}
+        with self._guard():
+            got = self._col.get(ids=id_list, include=["embeddings"])
+        stored = got.get("embeddings")
+        if stored is None or len(stored) == 0:
+            return {}
+        matrix = np.asarray(stored, dtype=np.float64)
+        query = np.asarray(vector, dtype=np.float64)
+        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
+        sims = matrix @ query / np.where(norms == 0, 1.0, norms)
+        return {cid: float(s) for cid, s in zip(got["ids"], sims, strict=True)}
 
     def get(self, ids: Iterable[str]) -> list[StoredChunk]:
         id_list = list(ids)

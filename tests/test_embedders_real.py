@@ -61,9 +61,14 @@ def index_for(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Index
 
 
 def top_hit(indexed: Indexed, question: str) -> tuple[str, str]:
-    hits = indexed.generation.query(indexed.embeddings.embed_query(question), 3)
+    vector = indexed.embeddings.embed_query(question)
+    hits = indexed.generation.query(vector, 3)
     assert len(hits) == 3
     assert hits[0].similarity >= hits[1].similarity >= hits[2].similarity
+    # the exact similarity of named chunks (fusion scores the other retriever's candidates with it)
+    # agrees with the index search
+    exact = indexed.generation.similarities(vector, [h.chunk_id for h in hits])
+    assert all(abs(exact[h.chunk_id] - h.similarity) < 1e-3 for h in hits)
     (chunk,) = indexed.generation.get([hits[0].chunk_id])
     return chunk.doc_id, chunk.section
 

@@ -37,3 +37,9 @@ def test_search_returns_positive_hits_best_first() -> None:
 def test_empty_index_and_empty_query() -> None:
     assert LexicalIndex([], []).search("gpu", 3) == []
     assert LexicalIndex(["a"], ["gpu"]).search("", 3) == []
+
+
+def test_scores_of_named_chunks_equal_their_full_scores() -> None:
+    index = LexicalIndex(["a", "b", "c"], ["gpu scheduling", "cooking pasta", "gpu gpu scheduling topology"])
+    full = index.scores("gpu topology")
+    assert index.scores_of("gpu topology", ["c", "b", "zz"]) == {"c": full[2], "b": 0.0}

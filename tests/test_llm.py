@@ -318,7 +318,11 @@ def test_finalize_citation_fields_quote_the_passage() -> None:
         "url": source.url,
         "section": source.section,
         "quote": source.text,
+        "verbatim": True,
     }
+    notes = [p.model_copy(update={"verbatim": False}) for p in PASSAGES]
+    _, [paraphrased], _ = finalize_llm_answer("Control plane [2].", notes)
+    assert paraphrased.verbatim is False
 
 
 def test_finalize_without_passages_removes_every_marker() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.followup import is_followup, resolve
-from app.fusion import rrf
+from app.fusion import rrf, rrf_complete
 from app.glossary import Glossary, load_glossary
 from app.text import char_bigrams, content_tokens, detect_language, tokenize
 
@@ -97,3 +97,16 @@ def test_resolve_chains_followups() -> None:
     assert resolved.endswith("What about upgrades then?")
     assert resolve("Slurmの構築に必要な台数は？", history) == "Slurmの構築に必要な台数は？"
     assert resolve("And its control plane?", []) == "And its control plane?"
+
+
+def test_rrf_complete_does_not_punish_a_candidate_outside_one_top_list() -> None:
+    # "x" is BM25's best but outside the dense top list; plain RRF ranks it below "a" and "b", which
+    # both lists rank mediocrely. Scored by both retrievers, it is ranked where its scores put it.
+    dense_top = {"a": 0.80, "b": 0.79, "c": 0.78}
+    lexical_top = {"x": 9.0, "a": 1.0, "b": 0.9}
+    plain = [c for c, _ in rrf([list(dense_top), list(lexical_top)], weights=[1.0, 0.6])]
+    assert plain == ["a", "b", "c", "x"]
+    dense_all = {**dense_top, "x": 0.795}  # the exact cosine of x: second by dense
+    lexical_all = {**lexical_top, "c": 0.0}
+    complete = [c for c, _ in rrf_complete([dense_all, lexical_all], weights=[1.0, 0.6])]
+    assert complete == ["a", "x", "b", "c"]
