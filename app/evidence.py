@@ -32,10 +32,17 @@ INJECTION = re.compile(
     r"|disregard (the |all |your )?(previous|above|system|rules|instructions)|system prompt"
     # role-play openers, narrowly: documentation says "acts as an enhancement", "you are now ready"
     r"|you are now (an? |in |dan\b|my |the (new|system))|(pretend to be|act as) (an? )?(unrestricted|unfiltered|jailbroken|evil|dan\b|different (ai|assistant))"
+    r"|you are no longer\b|from now on,? you (are|will)\b|\b(admin|developer|god|debug) mode (is )?(enabled|activated|on)\b"
+    r"|(answer|reply|respond|write)\b[^.。]{0,40}\bwithout (any )?(citations|sources)"
     r"|jailbreak|developer mode|(以前|前|上記|これまで)の(指示|命令|プロンプト)を(すべて|全て)?無視|システムプロンプト|指示を無視"
+    # a "system note" smuggled into a question, and what such notes ask for: no sources, a signature, a persona
+    r"|システム(注記|メッセージ|通知|指示|命令)|出典を(一切)?(付け|つけ|示さ|載せ|書か)ず|と署名(すること|して|しなさい)"
+    r"|あなたは(今から|これから|もう)[^。]{0,20}(ではない|ではありません|です|になる|として)"
     # requests for the assistant's own secrets are never questions about the knowledge base
     r"|(reveal|print|show|dump|leak|tell me) (me )?(your|the) (api[ -]?keys?|secrets?|passwords?|credentials|tokens?"
     r"|environment variables|env vars|hidden (prompt|instructions)|instructions)"
+    r"|(dump|print|output|reveal|show|list) (me )?(your |the )?(full |entire |whole )?(raw )?(text|contents?) of (every|all|each)"
+    r" (the )?(documents?|files?|passages?)"
     r"|(api\s*キー|apiキー|環境変数|パスワード|認証情報|隠しプロンプト).{0,20}(教えて|表示|出力|見せて)",
     re.IGNORECASE,
 )

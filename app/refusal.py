@@ -63,6 +63,12 @@ def unknown_names(question: str, vocabulary: Collection[str]) -> list[str]:
 _PLATFORM = r"(?:slurm|kubernetes|k8s)"
 _THAN = r"(?:\s+(?:is|are))?\s+(?:\w+er|more \w+|better|worse)\s+than\s+"
 _VERSUS = r"\s*(?:と|や|vs\.?|versus|or|and|than|compared (?:to|with)|より|か)\s*"
+# Comparison wording that makes the name right before it (a few words may sit between: "YuniKorn's gang
+# scheduling stack up against Volcano") or right after it one side of a comparison, whatever the other is.
+_CUE = (
+    r"(?:vs\.?|versus|compared? (?:to|with)|comparison (?:to|with)|stacks? up (?:against|to)|(?:better|worse|faster"
+    r"|slower|cheaper) than|と比べ|に比べ|と比較|と(?:どっち|どちら))"
+)
 
 
 def compared_unknowns(question: str, unknown: Collection[str]) -> list[str]:
@@ -71,7 +77,12 @@ def compared_unknowns(question: str, unknown: Collection[str]) -> list[str]:
     out = []
     for name in unknown:
         n = re.escape(name)
-        pattern = rf"{_PLATFORM}{_VERSUS}{n}|{n}{_VERSUS}{_PLATFORM}|{_PLATFORM}{_THAN}{n}|{n}{_THAN}{_PLATFORM}"
+        pattern = (
+            rf"{_PLATFORM}{_VERSUS}{n}|{n}{_VERSUS}{_PLATFORM}|{_PLATFORM}{_THAN}{n}|{n}{_THAN}{_PLATFORM}"
+            rf"|(?<![A-Za-z0-9]){n}(?![A-Za-z0-9])(?:'s)?(?:\s*[\w-]+){{0,3}}?\s*{_CUE}|{_CUE}(?:て|ると)?[、,]?\s*(?:the\s+)?{n}(?![A-Za-z0-9])"
+            # "YuniKornとVolcanoを比べると", "VolcanoとYuniKornの違い"
+            rf"|{n}(?:と|や)[^、。？?]{{1,30}}?(?:を|の)?(?:比べ|比較|違い)|(?:と|や){n}(?:を|の)(?:比べ|比較|違い)"
+        )
         if re.search(pattern, question, re.IGNORECASE):
             out.append(name)
     return out
@@ -81,6 +92,7 @@ def compared_unknowns(question: str, unknown: Collection[str]) -> list[str]:
 _FIGURE = re.compile(
     r"how (many|much|fast|long|large|big)|what (is the |are the )?(bandwidth|throughput|latency|speed|speedup|number"
     r"|percentage|figure|score|benchmark|mfu|utili[sz]ation)|\b(gb/s|gbps|tflops|ms|seconds|percent)\b"
+    r"|\bbenchmark(s|ed)?\b|\b(training|run|wall[- ]clock|completion) times?\b"
     r"|何(%|％|倍|秒|台|回|GB|ノード)|どれ(くらい|ぐらい)|どの(くらい|ぐらい)|帯域|スループット|ベンチマーク",
     re.IGNORECASE,
 )

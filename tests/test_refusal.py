@@ -54,6 +54,13 @@ def test_should_refuse_thresholds() -> None:
         ("Kubernetes vs Nomad for training?", ["nomad"], ["nomad"]),
         ("Slurm or Kubernetes for our H100 cluster?", ["h100"], []),  # hardware, not a rival platform
         ("How do I run a Slurm job in an NGC container?", ["ngc"], []),
+        # a rival of a tool the corpus covers, compared in so many words
+        ("How does Apache YuniKorn's gang scheduling stack up against Volcano?", ["yunikorn"], ["yunikorn"]),
+        ("Volcano vs YuniKorn for LLM training?", ["yunikorn"], ["yunikorn"]),
+        ("YuniKornとVolcanoを比べると？", ["yunikorn"], ["yunikorn"]),
+        ("Kueueと比べてYuniKornはどう？", ["yunikorn"], ["yunikorn"]),
+        # the unknown word is a detail, not a side of the comparison
+        ("How does Slurm compare with Kubernetes on H100 clusters?", ["h100"], []),
     ],
 )
 def test_compared_unknowns(question: str, unknown: list[str], compared: list[str]) -> None:
@@ -72,6 +79,7 @@ def test_comparison_with_an_unknown_platform_is_refused_however_strong_the_suppo
         ("How many GPUs can one Slurm node hold?", True),
         ("GPU利用率はどれくらい？", True),
         ("How do I run a Slurm job in an NGC container?", False),
+        ("What MLPerf training times do Slurm clusters get on the GPT-3 benchmark?", True),
         ("Pyxisとは何？", False),
     ],
 )
