@@ -86,7 +86,10 @@ def _table_units(lines: list[str], passage: int, block: int) -> list[Unit]:
     for row in body:
         cells = _cells(row)
         if header and len(header) == len(cells):
-            text = "; ".join(f"{_clean(h)}: {_clean(c)}" for h, c in zip(header, cells, strict=True) if c or h)
+            # an empty header cell (a table's row-label column) labels nothing: show the bare value
+            text = "; ".join(
+                f"{_clean(h)}: {_clean(c)}" if _clean(h) else _clean(c) for h, c in zip(header, cells, strict=True) if c
+            )
             quote = "\n".join([rows[0], rows[1], row])
         else:
             text = " | ".join(_clean(c) for c in cells)

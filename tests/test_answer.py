@@ -32,6 +32,14 @@ def test_list_items_keep_parent_context_and_sentences_split() -> None:
     assert "一文目です。" in texts and "二文目です！" in texts and "Third one." in texts
 
 
+def test_table_rows_label_cells_by_header_and_skip_empty_ones() -> None:
+    table = "|  | K8s 1.35 | K8s 1.34 |\n|---|---|---|\n| Volcano v1.14 | - | ✓ |\n| Volcano v1.13 |  | ✓ |"
+    assert [u.text for u in split_units(table, "table")] == [
+        "Volcano v1.14; K8s 1.35: -; K8s 1.34: ✓",
+        "Volcano v1.13; K8s 1.34: ✓",
+    ]
+
+
 def test_unindented_continuation_line_belongs_to_its_list_item() -> None:
     # Markdown wrapped at a fixed width continues an item on an unindented line ("lazy continuation")
     text = (
