@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.evidence import Unit, code_after, followers
+from app.evidence import Unit, code_after, followers, is_table_separator
 from app.models import Citation, Passage
 from app.text import content_tokens
 
@@ -161,8 +161,8 @@ def _number(
             numbers[p] = len(numbers) + 1
             quotes[p] = []
         for u in [s.unit, *attached.get(s.unit, [])]:
-            if u.quote and u.quote not in quotes[p]:
-                quotes[p].append(u.quote)
+            if u.quote:
+                add_quote(quotes[p], u.quote)
     citations = [
         Citation(
             n=n,
@@ -177,6 +177,21 @@ def _number(
         for p, n in numbers.items()
     ]
     return numbers, citations
+
+
+def add_quote(quotes: list[str], quote: str) -> None:
+    """Add ``quote`` to a citation's quotes, once. A table row (quoted with its header and separator)
+    joins an earlier row of the same table, so the header is shown once above all its quoted rows."""
+    lines = quote.split("\n")
+    if len(lines) == 3 and is_table_separator(lines[1]):
+        head = "\n".join(lines[:2]) + "\n"
+        for i, existing in enumerate(quotes):
+            if existing.startswith(head):
+                if lines[2] not in existing.split("\n")[2:]:
+                    quotes[i] = f"{existing}\n{lines[2]}"
+                return
+    if quote not in quotes:
+        quotes.append(quote)
 
 
 def decide_verdict(question: str, chosen: Sequence[ScoredUnit], pool: Sequence[ScoredUnit]) -> list[ScoredUnit]:

@@ -64,6 +64,11 @@ class Unit:
     block: int = 0  # which paragraph, list, table or code block of the passage it belongs to
 
 
+def is_table_separator(line: str) -> bool:
+    """The ``|---|:---:|`` line under a Markdown table's header."""
+    return bool(_TABLE_SEP.match(line))
+
+
 def _clean(text: str) -> str:
     return _MD_NOISE.sub("", text).strip()
 
@@ -79,7 +84,7 @@ def _table_units(lines: list[str], passage: int, block: int) -> list[Unit]:
     rows = [ln for ln in lines if ln.strip()]
     if len(rows) < 2:
         return []
-    has_sep = bool(_TABLE_SEP.match(rows[1]))
+    has_sep = is_table_separator(rows[1])
     header = _cells(rows[0]) if has_sep else []
     body = rows[2:] if has_sep else rows
     units = []

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer import ScoredUnit, compose, is_selection_question, platform_stated, refusal_text, select_units
+from app.answer import (
+    ScoredUnit,
+    add_quote,
+    compose,
+    is_selection_question,
+    platform_stated,
+    refusal_text,
+    select_units,
+)
 from app.evidence import Unit, coverage, idf_weights, split_units
 from app.models import Passage
 
@@ -38,6 +46,17 @@ def test_table_rows_label_cells_by_header_and_skip_empty_ones() -> None:
         "Volcano v1.14; K8s 1.35: -; K8s 1.34: ✓",
         "Volcano v1.13; K8s 1.34: ✓",
     ]
+
+
+def test_rows_of_one_table_share_one_header_in_the_citation_quote() -> None:
+    quotes: list[str] = []
+    for unit in split_units(TABLE, "table"):
+        add_quote(quotes, unit.quote)
+    add_quote(quotes, split_units(TABLE, "table")[0].quote)  # a repeat adds nothing
+    add_quote(quotes, "A sentence.")
+    header, separator, *rows = quotes[0].split("\n")
+    assert header.startswith("| シナリオ") and separator.startswith("|-")
+    assert len(rows) == len(split_units(TABLE, "table")) and quotes[1:] == ["A sentence."]
 
 
 def test_unindented_continuation_line_belongs_to_its_list_item() -> None:
