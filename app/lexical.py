@@ -59,18 +59,15 @@ class LexicalIndex:
             total[docs] += self.idf[token] * tfs * (K1 + 1) / (tfs + self._norm[docs])
         return total
 
-    def scores_of(self, query: str, ids: Sequence[str]) -> dict[str, float]:
-        """BM25 score of each of ``ids`` for ``query`` (0.0 for a chunk that matches no query token)."""
-        if not self._n or not ids:
-            return {}
-        position = self._position
-        scores = self.scores(query)
-        return {cid: float(scores[position[cid]]) for cid in ids if cid in position}
+    def pick(self, scores: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
+        """The score (from ``scores()``) of each of ``ids``; 0.0 for a chunk that matches no query token."""
+        return {cid: float(scores[self._position[cid]]) for cid in ids if cid in self._position}
+
+    def top(self, scores: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """(chunk_id, score) for the top ``k`` chunks of ``scores()`` with a positive score, best first."""
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [(self.ids[i], float(scores[i])) for i in order if scores[i] > 0]
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         """(chunk_id, score) for the top ``k`` chunks with a positive score, best first."""
-        if not self._n:
-            return []
-        scores = self.scores(query)
-        order = np.argsort(-scores, kind="stable")[:k]
-        return [(self.ids[i], float(scores[i])) for i in order if scores[i] > 0]
+        return self.top(self.scores(query), k)

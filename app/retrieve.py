@@ -132,7 +132,8 @@ class Retriever:
             dense = [(h.chunk_id, h.similarity) for h in hits]
             clock.lap("dense")
         if mode in ("hybrid", "bm25"):
-            lexical = snap.lexical.search(expanded, n)
+            bm25 = snap.lexical.scores(expanded)  # every chunk's score: the fusion reads it again below
+            lexical = snap.lexical.top(bm25, n)
             clock.lap("bm25")
         dense_scores = dict(dense)
         lexical_scores = dict(lexical)
@@ -146,7 +147,7 @@ class Retriever:
             union = list(dict.fromkeys([*dense_scores, *lexical_scores]))
             missing = [cid for cid in union if cid not in dense_scores]
             dense_scores.update(self._search(lambda: snap.generation.similarities(vector, missing)))
-            lexical_scores = snap.lexical.scores_of(expanded, union)
+            lexical_scores = snap.lexical.pick(bm25, union)
             ranked = rrf_complete([dense_scores, lexical_scores], weights=[1.0, LEXICAL_WEIGHT])
         passages: list[Passage] = []
         for cid, score in ranked[:k]:

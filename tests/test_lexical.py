@@ -39,7 +39,8 @@ def test_empty_index_and_empty_query() -> None:
     assert LexicalIndex(["a"], ["gpu"]).search("", 3) == []
 
 
-def test_scores_of_named_chunks_equal_their_full_scores() -> None:
+def test_picked_scores_of_named_chunks_equal_their_full_scores() -> None:
     index = LexicalIndex(["a", "b", "c"], ["gpu scheduling", "cooking pasta", "gpu gpu scheduling topology"])
     full = index.scores("gpu topology")
-    assert index.scores_of("gpu topology", ["c", "b", "zz"]) == {"c": full[2], "b": 0.0}
+    assert index.pick(full, ["c", "b", "zz"]) == {"c": full[2], "b": 0.0}
+    assert index.top(full, 5) == index.search("gpu topology", 5)
