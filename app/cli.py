@@ -18,7 +18,7 @@ from typing import Any
 
 from app.models import PARAPHRASED_NOTE, Answer
 from app.pipeline import Advisor, QuestionError
-from ingest.settings import Settings
+from ingest.settings import settings_or_exit
 from ingest.store import IndexUnavailable
 
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().print_usage(sys.stderr)
         print("ask: give a question or --batch FILE", file=sys.stderr)
         return 2
-    settings = Settings()
+    settings = settings_or_exit("ask")
     if args.k is not None and not 1 <= args.k <= 50:
         print("ask: --k must be between 1 and 50", file=sys.stderr)
         return 2

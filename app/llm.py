@@ -118,10 +118,10 @@ def make_chat_model(settings: Settings, backend: str) -> BaseChatModel:
         from langchain_openai import ChatOpenAI
 
         return ChatOpenAI(
-            model=settings.openai_model,
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key,
-            timeout=settings.llm_timeout_s,
+            model=settings.llm.openai_model,
+            base_url=settings.llm.openai_base_url,
+            api_key=settings.llm.openai_api_key,
+            timeout=settings.llm.timeout_s,
             max_retries=0,
             streaming=True,
             temperature=0.0,
@@ -131,11 +131,11 @@ def make_chat_model(settings: Settings, backend: str) -> BaseChatModel:
         from langchain_ollama import ChatOllama
 
         return ChatOllama(
-            model=settings.ollama_model,
-            base_url=settings.ollama_base_url,
+            model=settings.llm.ollama_model,
+            base_url=settings.llm.ollama_base_url,
             temperature=0.0,
             num_predict=MAX_TOKENS,
-            client_kwargs={"timeout": settings.llm_timeout_s},
+            client_kwargs={"timeout": settings.llm.timeout_s},
         )
     raise ValueError(f"unknown LLM backend {backend!r}: expected 'openai' or 'ollama'")
 
@@ -178,11 +178,11 @@ def stream_llm_answer(
 def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavailable | None:
     """A user-facing error for a transport/HTTP failure, or None when ``exc`` is something else."""
     timeout = (
-        f"did not answer within {settings.llm_timeout_s:g} s. Raise ADVISOR_LLM_TIMEOUT_S, use a smaller "
+        f"did not answer within {settings.llm.timeout_s:g} s. Raise ADVISOR_LLM_TIMEOUT_S, use a smaller "
         "model, or use the extractive backend."
     )
     if backend == "openai":
-        url = settings.openai_base_url
+        url = settings.llm.openai_base_url
         where = f"The OpenAI-compatible server at {url}"
         if isinstance(exc, openai.APITimeoutError):
             return LLMUnavailable(f"{where} {timeout}")
@@ -198,11 +198,11 @@ def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavail
                 fix = "Set ADVISOR_OPENAI_API_KEY to a key the server accepts."
             elif code == 404:
                 fix = (
-                    f"Check ADVISOR_OPENAI_MODEL ({settings.openai_model!r}) and ADVISOR_OPENAI_BASE_URL "
+                    f"Check ADVISOR_OPENAI_MODEL ({settings.llm.openai_model!r}) and ADVISOR_OPENAI_BASE_URL "
                     "(usually ending in /v1)."
                 )
             else:
-                fix = f"Check the server's log and ADVISOR_OPENAI_MODEL ({settings.openai_model!r})."
+                fix = f"Check the server's log and ADVISOR_OPENAI_MODEL ({settings.llm.openai_model!r})."
             return LLMUnavailable(f"{where} returned HTTP {code}: {_short(exc.message)}. {fix}")
         if isinstance(exc, openai.APIError):
             return LLMUnavailable(
@@ -210,18 +210,18 @@ def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavail
                 "points at an OpenAI-compatible API."
             )
         return None
-    url = settings.ollama_base_url
+    url = settings.llm.ollama_base_url
     if isinstance(exc, httpx.TimeoutException):
         return LLMUnavailable(f"Ollama at {url} {timeout}")
     if isinstance(exc, ollama.ResponseError):
         if exc.status_code == 404:
             return LLMUnavailable(
-                f"Ollama at {url} does not have model {settings.ollama_model!r}: run "
-                f"`ollama pull {settings.ollama_model}` or set ADVISOR_OLLAMA_MODEL."
+                f"Ollama at {url} does not have model {settings.llm.ollama_model!r}: run "
+                f"`ollama pull {settings.llm.ollama_model}` or set ADVISOR_OLLAMA_MODEL."
             )
         return LLMUnavailable(
             f"Ollama at {url} returned HTTP {exc.status_code}: {_short(exc.error)}. Check the Ollama log "
-            f"and ADVISOR_OLLAMA_MODEL ({settings.ollama_model!r})."
+            f"and ADVISOR_OLLAMA_MODEL ({settings.llm.ollama_model!r})."
         )
     # ollama raises the builtin ConnectionError when it cannot connect; httpx errors cover broken streams.
     if isinstance(exc, ConnectionError | httpx.HTTPError):

@@ -34,10 +34,9 @@ from app.refusal import as_written, asks_for_figure, compared_unknowns, should_r
 from app.retrieve import Mode, Retriever
 from app.spelling import correct
 from app.text import content_tokens, detect_language
+from ingest.contract import IndexInfo, contextual_text
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
-from ingest.indexer import contextual_text
 from ingest.settings import Settings
-from ingest.store import IndexInfo
 
 _EVIDENCE_PASSAGES = 6
 _SUPPORT_PASSAGES = 3  # passages whose match decides whether the question is answerable
@@ -116,12 +115,12 @@ class Advisor:
         mode: Mode = "hybrid",
     ) -> Iterator[Answer]:
         started = time.perf_counter()
-        text = validate_question(question, self.settings.max_question_chars)
+        text = validate_question(question, self.settings.answer.max_question_chars)
         language = detect_language(text)
         previous = [t.content for t in history if t.role == "user"]
         resolved = resolve(text, previous)
         query = strip_injection(resolved)
-        k = k or self.settings.top_k
+        k = k or self.settings.retrieval.top_k
         timings: dict[str, float] = {}
         passages: list[Passage] = []
         if query and content_tokens(query):
@@ -131,7 +130,7 @@ class Advisor:
                 self.retriever.retrieve(query, max(k, _EVIDENCE_PASSAGES), mode, timings)
             )
             timings["retrieve"] = _ms(t0)
-        backend = backend or self.settings.answer_backend
+        backend = backend or self.settings.answer.backend
         t0 = time.perf_counter()
         if backend == "extractive":
             answer = self._extractive(text, query, language, passages, k)
@@ -149,7 +148,7 @@ class Advisor:
         Their dense scores may come from another embedder (or none, for BM25), so the top passages are
         re-scored with ours: the refusal check then means the same thing for every retriever.
         """
-        text = validate_question(question, self.settings.max_question_chars)
+        text = validate_question(question, self.settings.answer.max_question_chars)
         query = strip_injection(text)
         if query and passages:
             head = passages[:_SUPPORT_PASSAGES]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from app.models import PARAPHRASED_NOTE, Answer, Citation, Passage
 from app.platform_helper import PRIORITY_WEIGHT, Lean, Point, Recommendation
-from ingest.store import IndexInfo
+from ingest.contract import IndexInfo
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)

@@ -22,8 +22,8 @@ from app.lexical import LexicalIndex
 from app.models import Passage
 from app.spelling import word_counts
 from app.text import tokenize
+from ingest.contract import embed_text
 from ingest.embeddings import AdvisorEmbeddings
-from ingest.indexer import embed_text
 from ingest.settings import Settings
 from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
 
@@ -121,7 +121,7 @@ class Retriever:
         clock = _Clock(timings)
         snap = self.snapshot()
         expanded = self.glossary.expand(query)
-        n = max(k, self.settings.candidates)
+        n = max(k, self.settings.retrieval.candidates)
         dense: list[tuple[str, float]] = []
         lexical: list[tuple[str, float]] = []
         if mode in ("hybrid", "dense"):

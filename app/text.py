@@ -18,7 +18,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-from ingest.documents import detect_language
+from ingest.contract import detect_language
 
 __all__ = ["content_tokens", "detect_language", "normalize", "tokenize"]
 

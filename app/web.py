@@ -5,7 +5,7 @@ the page is usable at once and the status line says "loading" until the models a
 are thin: they call the ``Advisor`` and hand its ``Answer`` to ``app.render`` (which escapes every
 user or document string). ``main()`` only parses ``app [--host] [--port] [--auth user:pass]`` and launches.
 
-Safe defaults: bound to ``settings.host`` (loopback), never shared, analytics off, no ``allowed_paths``
+Safe defaults: bound to ``settings.web.host`` (loopback), never shared, analytics off, no ``allowed_paths``
 (nothing served beyond the UI's own assets), bounded concurrency through the queue, optional login.
 
 Deliberately left out: answer logic (``app.pipeline``), rendering (``app.render``) and any state beyond
@@ -27,7 +27,7 @@ from app.feedback import Rating, record_feedback
 from app.models import Answer, Turn
 from app.pipeline import Advisor, QuestionError
 from app.platform_helper import Choices, run
-from ingest.settings import Settings
+from ingest.settings import Settings, settings_or_exit
 from ingest.store import IndexUnavailable
 
 log = logging.getLogger(__name__)
@@ -151,12 +151,12 @@ class _Runtime:
 
     @property
     def _limit(self) -> int:
-        return self.settings.max_question_chars
+        return self.settings.answer.max_question_chars
 
     def feedback(self, rating: Rating, comment: str, last: dict[str, Any] | None) -> tuple[str, Any]:
         if not last:
             return "_Ask a question first, then rate its answer. · まず質問してください。_", gr.skip()
-        record_feedback(self.settings.feedback_path, Answer.model_validate(last), rating, comment or "")
+        record_feedback(self.settings.web.feedback_path, Answer.model_validate(last), rating, comment or "")
         thanks = "👍" if rating == "up" else "👎"
         return f"{thanks} Thank you — feedback saved. · フィードバックを保存しました。", ""
 
@@ -225,9 +225,11 @@ def build_app(settings: Settings, advisor: Advisor | None = None) -> gr.Blocks:
                     with gr.Column(scale=1):
                         with gr.Accordion("Settings · 設定", open=True):
                             backend = gr.Radio(
-                                BACKENDS, value=settings.answer_backend, label="Answer backend · 回答方式"
+                                BACKENDS, value=settings.answer.backend, label="Answer backend · 回答方式"
                             )
-                            k = gr.Slider(1, 20, value=settings.top_k, step=1, label="Passages · 参照するパッセージ数")
+                            k = gr.Slider(
+                                1, 20, value=settings.retrieval.top_k, step=1, label="Passages · 参照するパッセージ数"
+                            )
                         with gr.Group():
                             gr.Markdown("**Was the last answer helpful? · 直前の回答は役に立ちましたか？**")
                             comment = gr.Textbox(
@@ -282,7 +284,7 @@ def build_app(settings: Settings, advisor: Advisor | None = None) -> gr.Blocks:
             rt.status, None, status, show_progress="hidden", concurrency_limit=None, api_visibility="private"
         )
         demo.load(rt.status, None, status, show_progress="hidden", concurrency_limit=None, api_visibility="private")
-    demo.queue(default_concurrency_limit=settings.concurrency, max_size=settings.concurrency * 16)
+    demo.queue(default_concurrency_limit=settings.web.concurrency, max_size=settings.web.concurrency * 16)
     return demo
 
 
@@ -300,9 +302,9 @@ def launch_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for ``Blocks.launch``: loopback by default, never shared, no extra paths."""
     return {
         "css": CSS,
-        "server_name": settings.host,
-        "server_port": settings.port,
-        "auth": parse_auth(settings.auth),
+        "server_name": settings.web.host,
+        "server_port": settings.web.port,
+        "auth": parse_auth(settings.web.auth),
         "share": False,
         "ssr_mode": False,
         "enable_monitoring": False,
@@ -321,12 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, help="port (default: ADVISOR_PORT or 7860)")
     parser.add_argument("--auth", help="require a login, as user:password (default: ADVISOR_AUTH)")
     args = parser.parse_args(argv)
-    # Flags override ADVISOR_* variables and .env; Settings validates them like any other value.
-    try:
-        settings = Settings(**{name: value for name, value in vars(args).items() if value is not None})
-        options = launch_options(settings)
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError too
-        parser.error(str(exc))
+    # Flags override ADVISOR_* variables and .env and are validated like any other value.
+    settings = settings_or_exit("app", {name: value for name, value in vars(args).items() if value is not None})
+    options = launch_options(settings)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     build_app(settings).launch(**options)
     return 0

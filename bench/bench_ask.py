@@ -4,7 +4,7 @@
 
 Prints model-load and warm-up time, then p50/p95 per stage (query embedding, dense search, BM25,
 fusion, answer) and end to end, over every golden question asked ``--rounds`` times. Uses the real
-index (Settings() defaults); run `ingest` first. Targets on a 2-core machine: p50 ≤ 250 ms, p95 ≤ 600 ms.
+index (settings from ADVISOR_* and .env); run `ingest` first. Targets on a 2-core machine: p50 ≤ 250 ms, p95 ≤ 600 ms.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.pipeline import Advisor  # noqa: E402
 from evals.metrics import percentile  # noqa: E402
-from ingest.settings import Settings  # noqa: E402
+from ingest.settings import load_settings  # noqa: E402
 
 STAGES = ["embed_query", "dense", "bm25", "fusion", "retrieve", "answer"]
 
@@ -33,7 +33,7 @@ def main() -> int:
     args = parser.parse_args()
 
     questions = [json.loads(line)["question"] for line in args.golden.read_text(encoding="utf-8").splitlines() if line]
-    settings = Settings()
+    settings = load_settings()
     started = time.perf_counter()
     advisor = Advisor(settings)
     advisor.warm_up()

@@ -45,16 +45,13 @@ def worker(embedder: str, corpus: Path) -> dict[str, Any]:
     """Run the three ingests for one embedder in this process and return the measurements."""
     from ingest.embeddings import make_embeddings
     from ingest.indexer import run_ingest
-    from ingest.settings import Settings
+    from ingest.settings import load_settings
 
     with tempfile.TemporaryDirectory(prefix=f"bench-ingest-{embedder}-") as tmp:
         root = Path(tmp)
         shutil.copytree(corpus, root / "corpus")
-        settings = Settings(
-            _env_file=None,
-            corpus_dir=root / "corpus",
-            index_dir=root / "index",
-            embedding_backend=embedder,
+        settings = load_settings(
+            {"corpus_dir": root / "corpus", "index_dir": root / "index", "embedding_backend": embedder}, env_file=None
         )
         embeddings = make_embeddings(settings)
         started = time.perf_counter()
@@ -71,7 +68,7 @@ def worker(embedder: str, corpus: Path) -> dict[str, Any]:
         noop_s = time.perf_counter() - started
         if noop.embedded:
             raise RuntimeError(f"a no-op re-ingest embedded {noop.embedded} chunks")
-        noop_cli_s = _noop_cli(settings.corpus_dir, settings.index_dir, embedder)
+        noop_cli_s = _noop_cli(settings.index.corpus_dir, settings.index.index_dir, embedder)
 
         changed_doc = sorted((root / "corpus").rglob("*.md"))[0]
         with changed_doc.open("a", encoding="utf-8") as f:
@@ -147,7 +144,7 @@ def run_all(embedders: list[str], corpus: Path) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("embedders", nargs="*", default=DEFAULT_EMBEDDERS, help="embedding backends to measure")
-    parser.add_argument("--corpus", type=Path, help="corpus folder (default: Settings().corpus_dir)")
+    parser.add_argument("--corpus", type=Path, help="corpus folder (default: ADVISOR_CORPUS_DIR)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -155,9 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if args.corpus is None:
-        from ingest.settings import Settings
+        from ingest.settings import load_settings
 
-        args.corpus = Settings().corpus_dir
+        args.corpus = load_settings().index.corpus_dir
     corpus = Path(args.corpus).resolve()
     if not corpus.is_dir():
         print(f"bench: corpus folder {corpus} does not exist", file=sys.stderr)

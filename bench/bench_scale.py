@@ -42,7 +42,7 @@ from synth_corpus import questions, synth_chunks
 
 from app.lexical import LexicalIndex
 from ingest.indexer import embed_text
-from ingest.settings import Settings
+from ingest.settings import load_settings
 from ingest.store import IndexMeta, Store, StoredChunk
 
 DIM = 384
@@ -117,11 +117,11 @@ def bench_store(
     with tempfile.TemporaryDirectory(prefix=f"bench-scale-{backend}-") as tmp:
         root = Path(tmp)
         with contextlib.ExitStack() as stack:
-            settings = Settings(_env_file=None, index_dir=root / "index", collection="bench")
+            settings = load_settings({"index_dir": root / "index", "collection": "bench"}, env_file=None)
             server: ChromaServer | None = None
             if backend == "server":
                 server = stack.enter_context(ChromaServer(root / "server"))
-                settings = settings.model_copy(update={"chroma_host": "127.0.0.1", "chroma_port": server.port})
+                settings = settings.with_(chroma_host="127.0.0.1", chroma_port=server.port)
             store = Store.open(settings)
             gen = store.new_generation(
                 IndexMeta(embedder=f"random:{DIM}", chunker="synthetic", chunk_size=600, chunk_min=120)
@@ -195,13 +195,13 @@ def bench_embedders(names: list[str], chunks: list[StoredChunk]) -> list[dict[st
     texts = [embed_text(c) for c in chunks]
     rows = []
     for name in names:
-        settings = Settings(_env_file=None, embedding_backend=name)
+        settings = load_settings({"embedding_backend": name}, env_file=None)
         embeddings = make_embeddings(settings)
         t0 = time.perf_counter()
         embeddings.load()
         embeddings.embed_query("warm-up")
         load_s = time.perf_counter() - t0
-        batch = settings.embedding_batch_size
+        batch = settings.index.embedding_batch_size
         t0 = time.perf_counter()
         vectors: list[list[float]] = []
         for start in range(0, len(texts), batch):

@@ -1,7 +1,7 @@
 """Load test: the web app on loopback driven by concurrent `gradio_client` clients; stops by itself.
 
 Starts the app in a child process (this script with ``--serve PORT``) over the configured index
-(``Settings()`` defaults: the real ``.index``), waits until the models are loaded, then runs N client
+(``load_settings()``: by default the real ``.index``), waits until the models are loaded, then runs N client
 threads, each asking M questions from ``evals/golden.jsonl`` (round-robin, every client starting at a
 different question) through the ``/ask`` endpoint, one at a time, each in a fresh session. Prints
 throughput, latency p50/p95/max, error count and the app process's RSS (idle after warm-up, and the
@@ -56,9 +56,9 @@ def free_port() -> int:
 def serve(port: int) -> None:
     """Child process: the app as `app` runs it, but always on 127.0.0.1:port."""
     from app.web import build_app, launch_options
-    from ingest.settings import Settings
+    from ingest.settings import load_settings
 
-    settings = Settings(host="127.0.0.1", port=port)
+    settings = load_settings({"host": "127.0.0.1", "port": port})
     options = {**launch_options(settings), "server_name": "127.0.0.1", "server_port": port, "quiet": True}
     build_app(settings).launch(**options)
 
@@ -275,13 +275,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             app.kill()
             app.wait(timeout=20)
-    from ingest.settings import Settings
+    from ingest.settings import load_settings
 
     lat = results.latencies_ms
     return {
         "clients": args.clients,
         "questions_each": args.questions,
-        "concurrency": Settings().concurrency,
+        "concurrency": load_settings().web.concurrency,
         "completed": len(lat),
         "errors": len(results.errors),
         "refused": results.refused,

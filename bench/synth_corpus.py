@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ingest.documents import parse_document
 from ingest.indexer import chunk_document
-from ingest.settings import Settings
+from ingest.settings import load_settings
 from ingest.store import StoredChunk
 
 EN_SUBJECTS = [
@@ -160,11 +160,8 @@ def documents(count: int, seed: int = 7) -> Iterator[tuple[str, str]]:
 
 def synth_chunks(count: int, seed: int = 7, chunk_size: int = 600, chunk_min: int = 120) -> list[StoredChunk]:
     """Exactly ``count`` StoredChunks cut by our chunker from as many synthetic documents as needed."""
-    settings = Settings(
-        _env_file=None,
-        chunk_size=chunk_size,
-        chunk_min=chunk_min,
-        embedding_backend="fake",
+    settings = load_settings(
+        {"chunk_size": chunk_size, "chunk_min": chunk_min, "embedding_backend": "fake"}, env_file=None
     )
     chunks: list[StoredChunk] = []
     index = 0

@@ -53,10 +53,10 @@ Retrieve = Callable[[str], list[Passage]]
 
 def retrieval_system(answerer: Advisor, retrieve: Retrieve, *, strip: bool = True) -> System:
     """Answer with ``answerer``'s extractive step over passages from ``retrieve`` (mirrors ``Advisor.ask``)."""
-    shown = max(answerer.settings.top_k, 5)
+    shown = max(answerer.settings.retrieval.top_k, 5)
 
     def ask(question: str) -> Answer:
-        text = validate_question(question, answerer.settings.max_question_chars)
+        text = validate_question(question, answerer.settings.answer.max_question_chars)
         query = strip_injection(text) if strip else text
         passages = retrieve(query) if query and content_tokens(query) else []
         answer = answerer.answer_from_passages(text, passages)
@@ -70,15 +70,10 @@ def retrieval_system(answerer: Advisor, retrieve: Retrieve, *, strip: bool = Tru
 def embedder_settings(settings: Settings, name: str, cache_dir: Path) -> Settings:
     """Settings for one ablation embedder: the main index when it is the default one, else a cached index."""
     backend, model = EMBEDDERS[name]
-    if (settings.embedding_backend, settings.embedding_model) == (backend, model):
+    if (settings.index.embedding_backend, settings.index.embedding_model) == (backend, model):
         return settings
-    return settings.model_copy(
-        update={
-            "embedding_backend": backend,
-            "embedding_model": model,
-            "index_dir": cache_dir / name,
-            "chroma_host": None,
-        }
+    return settings.with_(
+        embedding_backend=backend, embedding_model=model, index_dir=cache_dir / name, chroma_host=None
     )
 
 
@@ -87,10 +82,10 @@ def dense_system(settings: Settings, name: str, answerer: Advisor, cache_dir: Pa
     embeddings = answerer.embeddings if own is settings else make_embeddings(own)
     if own is not settings:
         report = run_ingest(own, embeddings, progress=progress)
-        print(f"evals: {name} index in {own.index_dir}: {report.summary()}", file=sys.stderr)
+        print(f"evals: {name} index in {own.index.index_dir}: {report.summary()}", file=sys.stderr)
     retriever = Advisor(own, embeddings)
     retriever.warm_up()
-    k = max(settings.top_k, 6)  # as many candidates as ask() scores evidence from
+    k = max(settings.retrieval.top_k, 6)  # as many candidates as ask() scores evidence from
     return retrieval_system(answerer, lambda q: retriever.retrieve(q, k, "dense"))
 
 
@@ -102,7 +97,7 @@ def baseline_retriever(settings: Settings, workdir: Path, progress: bool) -> Ret
     from langchain_huggingface import HuggingFaceEmbeddings
     from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-    docs, _errors = load_corpus(settings.corpus_dir)
+    docs, _errors = load_corpus(settings.index.corpus_dir)
     splitter = RecursiveCharacterTextSplitter(chunk_size=1000, chunk_overlap=200)
     chunks = splitter.split_documents(
         [

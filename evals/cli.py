@@ -24,7 +24,7 @@ from typing import Any
 from evals.golden import GoldenError, load_golden, unknown_sources
 from evals.report import console_table, fmt, primary, to_json, write_report
 from evals.runner import SystemRun
-from ingest.settings import PROJECT_ROOT, Settings
+from ingest.settings import PROJECT_ROOT, Settings, settings_or_exit
 from ingest.store import IndexUnavailable
 
 DEFAULT_GOLDEN = PROJECT_ROOT / "evals" / "golden.jsonl"
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace, settings: Settings) -> list[SystemRun]:
     from ingest.documents import load_corpus
 
     cases = load_golden(args.golden)
-    docs, _ = load_corpus(settings.corpus_dir)
+    docs, _ = load_corpus(settings.index.corpus_dir)
     for problem in unknown_sources(cases, {d.id for d in docs}, args.golden):
         print(f"evals: warning: {problem}", file=sys.stderr)
     progress = not args.no_progress
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     args = build_parser().parse_args(argv)
     if args.feedback:
         return import_feedback(args.feedback, args.golden, args.report_dir)
-    settings = settings or Settings()
+    settings = settings or settings_or_exit("evals")
     try:
         runs = run(args, settings)
     except GoldenError as exc:
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
         print("evals: interrupted", file=sys.stderr)
         return 130
     table = console_table(runs)
-    context = f"Embedder: `{settings.embedding_backend}`, top_k {settings.top_k}, answers: `{settings.answer_backend}`."
+    context = f"Embedder: `{settings.index.embedding_backend}`, top_k {settings.retrieval.top_k}, answers: `{settings.answer.backend}`."
     path = write_report(runs, args.golden, args.report_dir, context)
     if args.json:
         print(table, file=sys.stderr)

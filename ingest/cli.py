@@ -7,11 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ingest.embeddings import make_embeddings
 from ingest.indexer import IngestError, run_ingest
-from ingest.settings import Settings
+from ingest.settings import settings_or_exit
 from ingest.store import IndexUnavailable
 
 
@@ -36,13 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides["corpus_dir"] = args.corpus
     if args.index:
         overrides["index_dir"] = args.index
-    try:
-        settings = Settings(**overrides)  # type: ignore[arg-type]
-    except ValidationError as exc:  # a bad ADVISOR_* variable or .env line: say which, no traceback
-        for detail in exc.errors():
-            field = ".".join(str(p) for p in detail["loc"])
-            print(f"ingest: invalid setting ADVISOR_{field.upper()}: {detail['msg']}", file=sys.stderr)
-        return 2
+    settings = settings_or_exit("ingest", overrides)  # a bad ADVISOR_* value or flag: one line, exit 2
     if args.sync:
         from ingest.sync import run_sync
 

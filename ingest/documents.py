@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ingest.chunking import headings, parse_blocks
+from ingest.contract import detect_language
 from ingest.models import Document
 
 # The inner group is optional so an empty front matter ("---" right after "---") is still closed.
@@ -67,17 +68,6 @@ def first_error(exc: ValidationError, whole: str) -> tuple[str, str]:
     """(dotted field path, message) of a validation error's first problem; ``whole`` when no field."""
     first = exc.errors()[0]
     return ".".join(str(part) for part in first["loc"]) or whole, str(first["msg"])
-
-
-def detect_language(text: str) -> str:
-    """'ja' when kana or kanji make up a noticeable share of the letters, else 'en'.
-
-    >>> detect_language("GPU利用率はどちらが高い？"), detect_language("Which is faster?")
-    ('ja', 'en')
-    """
-    cjk = sum(1 for ch in text if "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff")
-    letters = sum(1 for ch in text if ch.isalpha())
-    return "ja" if letters and cjk / letters > 0.15 else "en"
 
 
 def parse_document(raw: bytes, rel_path: str) -> Document:

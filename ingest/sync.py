@@ -316,15 +316,15 @@ def run_sync(
     limits: SyncLimits | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SyncReport:
-    """Download every sync-enabled source into ``settings.corpus_dir``; never raises for one bad source."""
+    """Download every sync-enabled source into ``settings.index.corpus_dir``; never raises for one bad source."""
     started = time.perf_counter()
     report = SyncReport()
     try:
-        sources = sources if sources is not None else load_manifest(settings.manifest_path)
+        sources = sources if sources is not None else load_manifest(settings.index.manifest_path)
     except ManifestError as exc:
         report.error = str(exc)
         return report
-    corpus_dir = settings.corpus_dir
+    corpus_dir = settings.index.corpus_dir
     report.error = _read_only_reason(corpus_dir)
     if report.error:
         return report

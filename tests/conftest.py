@@ -35,8 +35,7 @@ def corpus_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def settings(tmp_path: Path, corpus_dir: Path) -> Settings:
     """Embedded Chroma in tmp_path, fake embedder, fixture corpus. Ignores the developer's .env."""
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
+    return Settings().with_(
         corpus_dir=corpus_dir,
         index_dir=tmp_path / "index",
         data_dir=tmp_path / "data",

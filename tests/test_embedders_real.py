@@ -42,8 +42,7 @@ def index_for(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Index
         if backend not in built:
             root = tmp_path_factory.mktemp(backend)
             shutil.copytree(FIXTURES, root / "corpus")
-            settings = Settings(
-                _env_file=None,
+            settings = Settings().with_(
                 corpus_dir=root / "corpus",
                 index_dir=root / "index",
                 embedding_backend=backend,

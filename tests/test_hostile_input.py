@@ -154,8 +154,7 @@ class Indexed:
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
     root = tmp_path_factory.mktemp("hostile")
     shutil.copytree(FIXTURE_CORPUS, root / "corpus")
-    configured = Settings(
-        _env_file=None,
+    configured = Settings().with_(
         corpus_dir=root / "corpus",
         index_dir=root / "index",
         data_dir=root / "data",
@@ -169,7 +168,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Indexed:
     gen = Store.open(configured).current()
     assert gen is not None
     chunks, _ = gen.all_chunks()
-    return Indexed(Advisor(configured, embeddings), {c.id: c for c in chunks}, configured.max_question_chars)
+    return Indexed(Advisor(configured, embeddings), {c.id: c for c in chunks}, configured.answer.max_question_chars)
 
 
 def flat(text: str) -> str:
@@ -333,7 +332,7 @@ def write_corpus(corpus: Path, files: dict[str, bytes | str]) -> None:
 
 
 def test_bad_encodings_are_rejected_per_file_and_nothing_is_written(settings: Settings) -> None:
-    write_corpus(settings.corpus_dir, {**BAD_ENCODINGS, **ODD_BUT_VALID})
+    write_corpus(settings.index.corpus_dir, {**BAD_ENCODINGS, **ODD_BUT_VALID})
     with pytest.raises(IngestError) as caught:
         run_ingest(settings, FakeEmbeddings())
     errors = {e.path: e.reason for e in caught.value.errors}
@@ -343,7 +342,7 @@ def test_bad_encodings_are_rejected_per_file_and_nothing_is_written(settings: Se
 
 
 def test_odd_but_valid_files_are_ingested_without_losing_text(settings: Settings) -> None:
-    write_corpus(settings.corpus_dir, {**BAD_ENCODINGS, **ODD_BUT_VALID})
+    write_corpus(settings.index.corpus_dir, {**BAD_ENCODINGS, **ODD_BUT_VALID})
     embeddings = FakeEmbeddings()
     report = run_ingest(settings, embeddings, skip_invalid=True)
     assert {e.path for e in report.skipped} == set(BAD_ENCODINGS)
@@ -390,8 +389,8 @@ The walrus dashboard <iframe src="https://evil.test"></iframe><style>body{displa
 
 @pytest.fixture
 def hostile(settings: Settings) -> Iterator[Advisor]:
-    (settings.corpus_dir / "walrus.md").write_text(HOSTILE_DOC, encoding="utf-8")
-    (settings.corpus_dir / "js-url.md").write_text(
+    (settings.index.corpus_dir / "walrus.md").write_text(HOSTILE_DOC, encoding="utf-8")
+    (settings.index.corpus_dir / "js-url.md").write_text(
         '---\nid: "jsurl"\nurl: "javascript:alert(1)"\n---\n\n# JS\n\nText.\n', encoding="utf-8"
     )
     embeddings = FakeEmbeddings()
@@ -429,7 +428,7 @@ def test_hostile_html_in_a_document_is_stored_as_text_and_rendered_inert(hostile
 
 
 def test_markdown_links_with_script_urls_are_defused_by_our_renderer(settings: Settings) -> None:
-    (settings.corpus_dir / "links.md").write_text(
+    (settings.index.corpus_dir / "links.md").write_text(
         FRONT.format(id="links", title="Links")
         + "# Links\n\nThe walrus manual is [here](javascript:alert(1)) and [there]( JavaScript:alert(2) ).\n",
         encoding="utf-8",

@@ -55,7 +55,7 @@ def chunks_of(gen: Generation) -> list[StoredChunk]:
 
 def doc_chunk_count(settings: Settings, doc_id: str) -> int:
     """What the chunker makes of one document now, computed without the store."""
-    docs, errors = load_corpus(settings.corpus_dir)
+    docs, errors = load_corpus(settings.index.corpus_dir)
     assert errors == []
     (doc,) = [d for d in docs if d.id == doc_id]
     return len(chunk_document(doc, settings, None))
@@ -91,7 +91,7 @@ def test_first_ingest_indexes_both_documents(settings: Settings, ingested: tuple
     info = Store.open(settings).info()
     assert info is not None
     assert (info.documents, info.chunks, info.meta.embedder) == (2, report.chunks_total, "fake:128")
-    assert collection_names(settings) == {settings.collection, gen.name}
+    assert collection_names(settings) == {settings.index.collection, gen.name}
     assert "Minor releases ship three times a year." in " ".join(top_texts(settings, embeddings, "minor releases"))
 
 
@@ -115,7 +115,7 @@ def test_changing_one_document_re_embeds_only_its_chunks(
     ja_before = {
         c.id: (c.text, v) for c, v in zip(before_chunks, before_vectors, strict=True) if c.doc_id == "scheduler-ja"
     }
-    doc = settings.corpus_dir / "gateway-en.md"
+    doc = settings.index.corpus_dir / "gateway-en.md"
     text = doc.read_text(encoding="utf-8").replace("512 MB", "768 MB")
     doc.write_text(text + "\n## Zebracorn\n\nThe zebracorn dashboard shows queue depth per tenant.\n", encoding="utf-8")
     calls = embeddings.calls
@@ -142,9 +142,9 @@ def test_changing_one_document_re_embeds_only_its_chunks(
     top = top_texts(settings, embeddings, "zebracorn dashboard queue depth", k=1)
     assert "zebracorn dashboard" in top[0]
     # The previous generation is kept for in-flight readers, and dropped by the next ingest.
-    assert collection_names(settings) == {settings.collection, report.generation, first.generation}
+    assert collection_names(settings) == {settings.index.collection, report.generation, first.generation}
     run_ingest(settings, embeddings)
-    assert collection_names(settings) == {settings.collection, report.generation}
+    assert collection_names(settings) == {settings.index.collection, report.generation}
 
 
 def test_deleting_a_document_removes_its_chunks(
@@ -152,7 +152,7 @@ def test_deleting_a_document_removes_its_chunks(
 ) -> None:
     embeddings, first = ingested
     calls = embeddings.calls
-    (settings.corpus_dir / "scheduler-ja.md").unlink()
+    (settings.index.corpus_dir / "scheduler-ja.md").unlink()
     report = run_ingest(settings, embeddings)
     assert (report.docs_deleted, report.docs_unchanged, report.embedded) == (1, 1, 0)
     assert embeddings.calls == calls
@@ -167,7 +167,7 @@ def test_adding_a_document_embeds_only_the_new_one(
 ) -> None:
     embeddings, first = ingested
     calls = embeddings.calls
-    (settings.corpus_dir / "storage-en.md").write_text(NEW_DOC, encoding="utf-8")
+    (settings.index.corpus_dir / "storage-en.md").write_text(NEW_DOC, encoding="utf-8")
     report = run_ingest(settings, embeddings)
     new_chunks = doc_chunk_count(settings, "storage-en")
     assert (report.docs_added, report.docs_unchanged) == (1, 2)
@@ -195,7 +195,7 @@ def test_a_different_embedder_rebuilds_from_scratch(
 
 def test_a_different_chunk_size_rebuilds(settings: Settings, ingested: tuple[FakeEmbeddings, IngestReport]) -> None:
     embeddings, first = ingested
-    smaller = settings.model_copy(update={"chunk_size": 100, "chunk_min": 0})
+    smaller = settings.with_(chunk_size=100, chunk_min=0)
     calls = embeddings.calls
     report = run_ingest(smaller, embeddings)
     assert report.rebuilt
@@ -222,11 +222,13 @@ def test_bad_input_raises_and_leaves_the_index_untouched(
 ) -> None:
     embeddings, first = ingested
     store = Store.open(settings)
-    pointer_before = dict(store.client.get_collection(settings.collection).metadata or {})
+    pointer_before = dict(store.client.get_collection(settings.index.collection).metadata or {})
     texts_before = sorted(c.text for c in chunks_of(live(settings)))
     names_before = collection_names(settings)
-    (settings.corpus_dir / "gateway-en.md").write_text(NEW_DOC.replace("storage-en", "gateway-en"), encoding="utf-8")
-    (settings.corpus_dir / "broken.md").write_bytes(b"---\nid: [oops\n---\n\xff")
+    (settings.index.corpus_dir / "gateway-en.md").write_text(
+        NEW_DOC.replace("storage-en", "gateway-en"), encoding="utf-8"
+    )
+    (settings.index.corpus_dir / "broken.md").write_bytes(b"---\nid: [oops\n---\n\xff")
     calls = embeddings.calls
 
     with pytest.raises(IngestError) as caught:
@@ -238,25 +240,25 @@ def test_bad_input_raises_and_leaves_the_index_untouched(
     assert live(settings).name == first.generation
     assert sorted(c.text for c in chunks_of(live(settings))) == texts_before
     assert collection_names(settings) == names_before
-    assert dict(store.client.get_collection(settings.collection).metadata or {}) == pointer_before
+    assert dict(store.client.get_collection(settings.index.collection).metadata or {}) == pointer_before
 
 
 def test_bad_input_on_a_first_ingest_creates_no_index(settings: Settings) -> None:
-    (settings.corpus_dir / "broken.md").write_text("---\nurl: not-a-url\n---\nText.\n", encoding="utf-8")
+    (settings.index.corpus_dir / "broken.md").write_text("---\nurl: not-a-url\n---\nText.\n", encoding="utf-8")
     with pytest.raises(IngestError):
         run_ingest(settings, FakeEmbeddings())
-    assert not settings.index_dir.exists()
+    assert not settings.index.index_dir.exists()
 
 
 def test_an_empty_corpus_is_an_error(settings: Settings, tmp_path: Path) -> None:
-    empty = settings.model_copy(update={"corpus_dir": tmp_path / "empty"})
-    empty.corpus_dir.mkdir()
+    empty = settings.with_(corpus_dir=tmp_path / "empty")
+    empty.index.corpus_dir.mkdir()
     with pytest.raises(IngestError, match="no documents"):
         run_ingest(empty, FakeEmbeddings())
 
 
 def test_skip_invalid_ingests_the_rest_and_reports_the_skipped(settings: Settings) -> None:
-    (settings.corpus_dir / "broken.md").write_text("---\nid: bad id\n---\nText.\n", encoding="utf-8")
+    (settings.index.corpus_dir / "broken.md").write_text("---\nid: bad id\n---\nText.\n", encoding="utf-8")
     report = run_ingest(settings, FakeEmbeddings(), skip_invalid=True)
     assert report.docs_added == 2
     assert [(e.path, "'id'" in e.reason) for e in report.skipped] == [("broken.md", True)]
@@ -319,7 +321,9 @@ def test_cli_rejects_a_bad_setting_without_a_traceback(
     cli_env: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("ADVISOR_CHUNK_SIZE", "5")
-    assert main(["--json"]) == 2
+    with pytest.raises(SystemExit) as caught:
+        main(["--json"])
+    assert caught.value.code == 2
     assert "ADVISOR_CHUNK_SIZE" in capsys.readouterr().err
 
 
@@ -340,7 +344,7 @@ def test_installed_console_script(corpus_dir: Path, tmp_path: Path) -> None:
 
 def test_new_generations_get_the_configured_hnsw_search_breadth(settings: Settings) -> None:
     # Chroma's default breadth (100) gave a slightly different top 30 from one process to the next
-    tuned = settings.model_copy(update={"hnsw_ef_search": 321})
+    tuned = settings.with_(hnsw_ef_search=321)
     run_ingest(tuned, FakeEmbeddings())
     gen = Store.open(tuned).current()
     assert gen is not None and gen.ef_search == 321

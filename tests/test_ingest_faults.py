@@ -38,7 +38,7 @@ CHILD = textwrap.dedent(
     from ingest.store import Generation
 
     corpus, index, marker, phase = sys.argv[1:5]
-    settings = Settings(_env_file=None, corpus_dir=corpus, index_dir=index, embedding_backend="fake",
+    settings = Settings().with_(corpus_dir=corpus, index_dir=index, embedding_backend="fake",
                         chunk_size=300, chunk_min=60)
 
     class SlowEmbeddings(FakeEmbeddings):
@@ -94,7 +94,14 @@ def run_child_and_kill(settings: Settings, phase: str, tmp_path: Path) -> None:
     script.write_text(CHILD, encoding="utf-8")
     marker = tmp_path / f"marker-{phase}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ADVISOR_")}
-    args = [sys.executable, str(script), str(settings.corpus_dir), str(settings.index_dir), str(marker), phase]
+    args = [
+        sys.executable,
+        str(script),
+        str(settings.index.corpus_dir),
+        str(settings.index.index_dir),
+        str(marker),
+        phase,
+    ]
     child = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
@@ -114,7 +121,7 @@ def run_child_and_kill(settings: Settings, phase: str, tmp_path: Path) -> None:
 
 def clean_state(settings: Settings, tmp_path: Path) -> list[tuple[StoredChunk, list[float]]]:
     """What a clean ingest of the same corpus into a fresh index stores."""
-    fresh = settings.model_copy(update={"index_dir": tmp_path / "clean-index"})
+    fresh = settings.with_(index_dir=tmp_path / "clean-index")
     run_ingest(fresh, FakeEmbeddings())
     return state(live(fresh))
 
@@ -130,7 +137,7 @@ def test_sigkill_mid_ingest_keeps_the_old_index_and_a_rerun_converges(
     old_state = state(old)
     probe = FakeEmbeddings().embed_query("control plane memory")
     old_hits = old.query(probe, 3)
-    change_corpus(settings.corpus_dir)
+    change_corpus(settings.index.corpus_dir)
 
     run_child_and_kill(settings, phase, tmp_path)
 
@@ -142,7 +149,7 @@ def test_sigkill_mid_ingest_keeps_the_old_index_and_a_rerun_converges(
         assert gen.query(probe, 3) == old_hits
         assert "512 MB" in " ".join(c.text for c in gen.get([h.chunk_id for h in old_hits]))
     assert state(live(settings)) == old_state
-    leftovers = names(store) - {settings.collection, first.generation}
+    leftovers = names(store) - {settings.index.collection, first.generation}
     if phase == "write":
         assert len(leftovers) == 1, "the killed write should have left a half-built generation"
     else:
@@ -152,7 +159,7 @@ def test_sigkill_mid_ingest_keeps_the_old_index_and_a_rerun_converges(
 
     assert (rerun.docs_added, rerun.docs_updated, rerun.docs_unchanged) == (1, 1, 1)
     assert state(live(settings)) == clean_state(settings, tmp_path)
-    assert names(store) == {settings.collection, rerun.generation, first.generation}
+    assert names(store) == {settings.index.collection, rerun.generation, first.generation}
     assert not leftovers & names(store)
     assert "640 MB" in " ".join(c.text for c in live(settings).all_chunks()[0])
 
@@ -164,7 +171,7 @@ def test_an_exception_mid_write_keeps_the_previous_index_live(
     before = state(live(settings))
     store = Store.open(settings)
     names_before = names(store)
-    change_corpus(settings.corpus_dir)
+    change_corpus(settings.index.corpus_dir)
     original_add = Generation.add
 
     def failing_add(self: Generation, chunks: list[StoredChunk], vectors: list[list[float]]) -> None:
@@ -190,7 +197,7 @@ def test_a_failing_publish_drops_the_new_generation(
     first = run_ingest(settings, FakeEmbeddings())
     store = Store.open(settings)
     names_before = names(store)
-    change_corpus(settings.corpus_dir)
+    change_corpus(settings.index.corpus_dir)
 
     def failing_publish(self: Store, gen: Generation, documents: int) -> None:
         raise error()
@@ -217,7 +224,7 @@ def test_index_folder_deleted_while_open(settings: Settings, open_index: tuple[S
     store, first = open_index
     gen = store.current()
     assert gen is not None
-    shutil.rmtree(settings.index_dir)
+    shutil.rmtree(settings.index.index_dir)
     # Chroma would keep answering from the deleted file; the store notices and says what to do.
     with pytest.raises(IndexUnavailable, match=r"deleted or replaced.*run `ingest`"):
         store.current()
@@ -234,8 +241,8 @@ def test_index_folder_deleted_while_open(settings: Settings, open_index: tuple[S
 
 def test_index_folder_replaced_while_open(settings: Settings, open_index: tuple[Store, IngestReport]) -> None:
     store, _ = open_index
-    shutil.rmtree(settings.index_dir)
-    (settings.corpus_dir / "gateway-en.md").unlink()
+    shutil.rmtree(settings.index.index_dir)
+    (settings.index.corpus_dir / "gateway-en.md").unlink()
     report = run_ingest(settings, FakeEmbeddings())  # a new index in the same place
     with pytest.raises(IndexUnavailable, match="deleted or replaced"):
         store.current_name()
@@ -254,7 +261,7 @@ def test_corrupted_index_names_the_fix(
     store, _ = open_index
     gen = store.current()
     assert gen is not None
-    sqlite = settings.index_dir / "chroma.sqlite3"
+    sqlite = settings.index.index_dir / "chroma.sqlite3"
     sqlite.write_bytes(os.urandom(64) + b"garbage, not a database" * 4096)
     fix = r"corrupted.*delete the folder and run `ingest`"
     with pytest.raises(IndexUnavailable, match=fix):
@@ -269,34 +276,38 @@ def test_corrupted_index_names_the_fix(
             monkeypatch.delenv(key)
     monkeypatch.setenv("ADVISOR_EMBEDDING_BACKEND", "fake")
     monkeypatch.chdir(tmp_path)
-    args = ["--corpus", str(settings.corpus_dir), "--index", str(settings.index_dir), "--json"]
+    args = ["--corpus", str(settings.index.corpus_dir), "--index", str(settings.index.index_dir), "--json"]
     assert main(args) == 1
     captured = capsys.readouterr()
     assert "delete the folder and run `ingest`" in captured.err
     assert '"error"' in captured.out
     # Following the advice works, in the same process.
-    shutil.rmtree(settings.index_dir)
+    shutil.rmtree(settings.index.index_dir)
     assert main(args) == 0
 
 
 def test_a_corrupted_index_in_a_fresh_process(settings: Settings, tmp_path: Path) -> None:
     run_ingest(settings, FakeEmbeddings())
-    (settings.index_dir / "chroma.sqlite3").write_bytes(b"\x00garbage" * 10_000)
+    (settings.index.index_dir / "chroma.sqlite3").write_bytes(b"\x00garbage" * 10_000)
     code = (
         "import sys\nfrom ingest.settings import Settings\nfrom ingest.store import Store, IndexUnavailable\n"
-        "try:\n    Store.open(Settings(_env_file=None, index_dir=sys.argv[1])).current()\n"
+        "try:\n    Store.open(Settings().with_(index_dir=sys.argv[1])).current()\n"
         "except IndexUnavailable as exc:\n    print(exc)\n    sys.exit(3)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(settings.index_dir)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+        [sys.executable, "-c", code, str(settings.index.index_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
     )
     assert done.returncode == 3, done.stderr
-    assert str(settings.index_dir) in done.stdout and "delete the folder and run `ingest`" in done.stdout
+    assert str(settings.index.index_dir) in done.stdout and "delete the folder and run `ingest`" in done.stdout
 
 
 def test_an_index_path_that_is_a_file(settings: Settings) -> None:
-    settings.index_dir.write_text("not a folder")
-    with pytest.raises(IndexUnavailable, match=str(settings.index_dir)):
+    settings.index.index_dir.write_text("not a folder")
+    with pytest.raises(IndexUnavailable, match=str(settings.index.index_dir)):
         Store.open(settings)
 
 
@@ -305,7 +316,7 @@ def test_a_generation_replaced_under_a_reader(settings: Settings, open_index: tu
     held = store.current()
     assert held is not None
     for word in ("one", "two"):  # two ingests: the held generation is first kept, then pruned
-        with (settings.corpus_dir / "gateway-en.md").open("a", encoding="utf-8") as f:
+        with (settings.index.corpus_dir / "gateway-en.md").open("a", encoding="utf-8") as f:
             f.write(f"\nAppendix {word}.\n")
         run_ingest(settings, FakeEmbeddings())
     assert held.name not in names(store)

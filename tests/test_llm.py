@@ -57,8 +57,7 @@ PASSAGES = [
 
 def make_settings(server: FakeLLMServer | None = None, timeout: float = 5.0, url: str = "") -> Settings:
     base = url or (server.base_url if server else "http://127.0.0.1:9")
-    return Settings(
-        _env_file=None,
+    return Settings().with_(
         openai_base_url=base + "/v1",
         openai_model="fake-model",
         ollama_base_url=base,
@@ -176,7 +175,7 @@ def test_hanging_server_times_out(server: FakeLLMServer) -> None:
 
 def test_api_key_is_sent_but_never_in_error_messages(server: FakeLLMServer) -> None:
     server.mode = "error"
-    settings = make_settings(server).model_copy(update={"openai_api_key": "sk-secret-123"})
+    settings = make_settings(server).with_(openai_api_key="sk-secret-123")
     with pytest.raises(LLMUnavailable) as err:
         run("openai", settings)
     assert server.requests[0].headers["authorization"] == "Bearer sk-secret-123"

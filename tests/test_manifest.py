@@ -36,7 +36,7 @@ def sources() -> list[Source]:
 
 
 def test_settings_point_at_the_committed_manifest() -> None:
-    assert Settings(_env_file=None).manifest_path == MANIFEST
+    assert Settings().index.manifest_path == MANIFEST
 
 
 def test_manifest_parses_with_unique_ids_and_http_urls(sources: list[Source]) -> None:

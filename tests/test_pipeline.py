@@ -27,7 +27,7 @@ def advisor(settings: Settings) -> Advisor:
 
 def advisor_with(settings: Settings, name: str, text: str) -> Advisor:
     """An Advisor over the fixture corpus plus one more document ``name`` holding ``text``."""
-    (settings.corpus_dir / name).write_text(text, encoding="utf-8")
+    (settings.index.corpus_dir / name).write_text(text, encoding="utf-8")
     embeddings = FakeEmbeddings()
     run_ingest(settings, embeddings)
     return Advisor(settings, embeddings)
@@ -197,15 +197,15 @@ def test_reingest_is_picked_up_without_restart(settings: Settings) -> None:
     advisor = Advisor(settings, embeddings)
     advisor.retriever.pointer_ttl_s = 0  # the app re-reads the pointer every 2 s; the test needs no wait
     assert "4096" not in advisor.ask("How much memory does the gateway control plane need?").answer
-    doc = settings.corpus_dir / "gateway-en.md"
+    doc = settings.index.corpus_dir / "gateway-en.md"
     doc.write_text(doc.read_text(encoding="utf-8").replace("512 MB", "4096 MB"), encoding="utf-8")
     run_ingest(settings, embeddings)
     assert "4096 MB" in advisor.ask("How much memory does the gateway control plane need?").answer
 
 
 def _ask_cli(monkeypatch: pytest.MonkeyPatch, settings: Settings, argv: list[str]) -> int:
-    monkeypatch.setenv("ADVISOR_INDEX_DIR", str(settings.index_dir))
-    monkeypatch.setenv("ADVISOR_CORPUS_DIR", str(settings.corpus_dir))
+    monkeypatch.setenv("ADVISOR_INDEX_DIR", str(settings.index.index_dir))
+    monkeypatch.setenv("ADVISOR_CORPUS_DIR", str(settings.index.corpus_dir))
     monkeypatch.setenv("ADVISOR_EMBEDDING_BACKEND", "fake")
     return ask_main(argv)
 

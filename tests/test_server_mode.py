@@ -134,11 +134,9 @@ def drop_collections(host: str, port: int, prefix: str) -> None:
 @pytest.fixture
 def server_settings(settings: Settings, chroma_server: tuple[str, int]) -> Iterator[Settings]:
     host, port = chroma_server
-    configured = settings.model_copy(
-        update={"chroma_host": host, "chroma_port": port, "collection": unique_collection()}
-    )
+    configured = settings.with_(chroma_host=host, chroma_port=port, collection=unique_collection())
     yield configured
-    drop_collections(host, port, configured.collection)
+    drop_collections(host, port, configured.index.collection)
 
 
 @pytest.fixture(params=["embedded", "server"])
@@ -176,13 +174,13 @@ def test_ingest_goes_to_the_server_not_to_a_local_folder(server_settings: Settin
     report = run_ingest(server_settings, embeddings)
     assert (report.docs_added, report.docs_updated, report.docs_deleted) == (2, 0, 0)
     assert report.chunks_total == report.embedded == embeddings.calls > 0
-    assert not server_settings.index_dir.exists()  # nothing was written to the embedded folder
+    assert not server_settings.index.index_dir.exists()  # nothing was written to the embedded folder
     # A separate client sees the pointer and the generation it names on the server.
-    assert server_settings.chroma_host is not None
-    client = http_client(server_settings.chroma_host, server_settings.chroma_port)
+    assert server_settings.index.chroma_host is not None
+    client = http_client(server_settings.index.chroma_host, server_settings.index.chroma_port)
     names = {c.name for c in client.list_collections()}
-    assert {server_settings.collection, report.generation} <= names
-    pointer = client.get_collection(server_settings.collection)
+    assert {server_settings.index.collection, report.generation} <= names
+    pointer = client.get_collection(server_settings.index.collection)
     assert (pointer.metadata or {})["current"] == report.generation
     assert client.get_collection(report.generation).count() == report.chunks_total
     info = Store.open(server_settings).info()
@@ -198,7 +196,7 @@ def test_incremental_reingest_through_the_server(server_settings: Settings) -> N
     assert again.embedded == 0 and embeddings.calls == calls
     assert (again.docs_unchanged, again.generation) == (2, first.generation)
 
-    doc = server_settings.corpus_dir / "gateway-en.md"
+    doc = server_settings.index.corpus_dir / "gateway-en.md"
     doc.write_text(doc.read_text(encoding="utf-8").replace("512 MB", "4096 MB"), encoding="utf-8")
     changed = run_ingest(server_settings, embeddings)
     assert (changed.docs_updated, changed.docs_unchanged) == (1, 1)
@@ -251,11 +249,11 @@ def test_embedded_and_server_return_the_same_ranking(settings: Settings, server_
 
 
 def ask_cli(monkeypatch: pytest.MonkeyPatch, settings: Settings, question: str) -> int:
-    monkeypatch.chdir(settings.corpus_dir)  # no developer .env in the working directory
-    monkeypatch.setenv("ADVISOR_CHROMA_HOST", str(settings.chroma_host))
-    monkeypatch.setenv("ADVISOR_CHROMA_PORT", str(settings.chroma_port))
+    monkeypatch.chdir(settings.index.corpus_dir)  # no developer .env in the working directory
+    monkeypatch.setenv("ADVISOR_CHROMA_HOST", str(settings.index.chroma_host))
+    monkeypatch.setenv("ADVISOR_CHROMA_PORT", str(settings.index.chroma_port))
     monkeypatch.setenv("ADVISOR_EMBEDDING_BACKEND", "fake")
-    monkeypatch.setenv("ADVISOR_COLLECTION", settings.collection)
+    monkeypatch.setenv("ADVISOR_COLLECTION", settings.index.collection)
     return ask_main([question])
 
 
@@ -268,9 +266,7 @@ def test_server_killed_during_queries_gives_clean_errors_and_recovers(
     server = ChromaServer(tmp_path / "private-chroma")
     server.start()
     try:
-        configured = settings.model_copy(
-            update={"chroma_host": server.host, "chroma_port": server.port, "collection": unique_collection()}
-        )
+        configured = settings.with_(chroma_host=server.host, chroma_port=server.port, collection=unique_collection())
         embeddings = FakeEmbeddings()
         run_ingest(configured, embeddings)
         advisor = Advisor(configured, embeddings)

@@ -180,8 +180,7 @@ LIMITS = SyncLimits(timeout_s=0.5, deadline_s=5.0, max_bytes=200_000, retries=1,
 
 
 def make_settings(tmp_path: Path) -> Settings:
-    return Settings(
-        _env_file=None,
+    return Settings().with_(
         corpus_dir=tmp_path / "docs",
         manifest_path=tmp_path / "sources.toml",
         index_dir=tmp_path / "index",
@@ -227,7 +226,7 @@ def test_first_sync_writes_documents_the_loader_accepts(
     assert statuses(report) == {"guide": "updated", "notes": "updated", "plain": "updated"}
     assert all(r.reason == "new document" for r in report.results)
 
-    guide = parse_document((settings.corpus_dir / "guide.md").read_bytes(), "guide.md")
+    guide = parse_document((settings.index.corpus_dir / "guide.md").read_bytes(), "guide.md")
     assert (guide.id, guide.title, guide.url) == ("guide", "Title of guide", "https://docs.example.test/guide")
     assert (guide.license, guide.role) == ("CC0-1.0", "extra")
     body = guide.body
@@ -242,13 +241,13 @@ def test_first_sync_writes_documents_the_loader_accepts(
         assert chrome not in body
     assert "diagram" not in body
 
-    notes = parse_document((settings.corpus_dir / "notes.md").read_bytes(), "notes.md")
+    notes = parse_document((settings.index.corpus_dir / "notes.md").read_bytes(), "notes.md")
     assert notes.title == "Title of notes" and notes.completeness == "full"
     assert notes.body.lstrip().startswith("# Release Notes") and "Upstream front matter" not in notes.body
 
-    docs, errors = load_corpus(settings.corpus_dir)
+    docs, errors = load_corpus(settings.index.corpus_dir)
     assert errors == [] and sorted(d.id for d in docs) == ["guide", "notes", "plain"]  # state file ignored
-    assert (settings.corpus_dir / STATE_FILE).is_file()
+    assert (settings.index.corpus_dir / STATE_FILE).is_file()
     assert {h.get("user-agent") for h in state.headers} == {USER_AGENT}
 
 
@@ -263,7 +262,7 @@ def test_second_sync_is_unchanged_and_nothing_is_reembedded(
     first = run_ingest(settings, embeddings)
     assert first.docs_added == 3 and first.embedded > 0
     calls = embeddings.calls
-    mtimes = {p.name: p.stat().st_mtime_ns for p in settings.corpus_dir.glob("*.md")}
+    mtimes = {p.name: p.stat().st_mtime_ns for p in settings.index.corpus_dir.glob("*.md")}
     state.headers.clear()
 
     report = sync(settings, client, sources)
@@ -273,7 +272,7 @@ def test_second_sync_is_unchanged_and_nothing_is_reembedded(
     assert reasons(report)["plain"] == "same content hash"  # no validators offered by the server
     sent = {h.get("if-none-match") for h in state.headers} | {h.get("if-modified-since") for h in state.headers}
     assert '"guide-v1"' in sent and LAST_MODIFIED in sent
-    assert {p.name: p.stat().st_mtime_ns for p in settings.corpus_dir.glob("*.md")} == mtimes
+    assert {p.name: p.stat().st_mtime_ns for p in settings.index.corpus_dir.glob("*.md")} == mtimes
 
     second = run_ingest(settings, embeddings)
     assert second.embedded == 0 and second.docs_unchanged == 3 and embeddings.calls == calls
@@ -292,7 +291,7 @@ def test_changed_page_is_the_only_one_reembedded(site: tuple[Site, str], client:
     report = sync(settings, client, sources)
     assert statuses(report) == {"guide": "unchanged", "notes": "unchanged", "plain": "updated"}
     assert reasons(report)["plain"] == "content changed"
-    assert "768 GPUs" in (settings.corpus_dir / "plain.md").read_text(encoding="utf-8")
+    assert "768 GPUs" in (settings.index.corpus_dir / "plain.md").read_text(encoding="utf-8")
 
     after = run_ingest(settings, embeddings)
     assert (after.docs_updated, after.docs_unchanged) == (1, 2)
@@ -311,7 +310,7 @@ def test_failed_source_keeps_previous_text_and_chunks(
     settings = make_settings(tmp_path)
     sources = good_sources(base)
     sync(settings, client, sources)
-    before = (settings.corpus_dir / "plain.md").read_bytes()
+    before = (settings.index.corpus_dir / "plain.md").read_bytes()
     embeddings = FakeEmbeddings()
     run_ingest(settings, embeddings)
 
@@ -321,7 +320,7 @@ def test_failed_source_keeps_previous_text_and_chunks(
     report = sync(settings, client, sources)
     result = {r.id: r for r in report.results}["plain"]
     assert result.status == "failed" and expected in result.reason and "previous file kept" in result.reason
-    assert (settings.corpus_dir / "plain.md").read_bytes() == before
+    assert (settings.index.corpus_dir / "plain.md").read_bytes() == before
     if failure == "slow":
         assert state.hits["/plain.txt"] == 1 + 2  # first sync, then one try and one retry
         assert "after 2 attempts" in result.reason
@@ -353,7 +352,7 @@ def test_bad_responses_are_refused_and_nothing_is_written(
     report = sync(settings, client, [src("bad", f"{base}{path}")])
     assert statuses(report) == {"bad": "failed"}
     assert expected in reasons(report)["bad"]
-    assert not (settings.corpus_dir / "bad.md").exists()
+    assert not (settings.index.corpus_dir / "bad.md").exists()
     assert "1 failed" in report.summary()
 
 
@@ -364,7 +363,7 @@ def test_redirect_to_a_good_page_is_followed_and_recorded(
     settings = make_settings(tmp_path)
     report = sync(settings, client, [src("moved", f"{base}/moved")])
     assert statuses(report) == {"moved": "updated"}
-    doc = (settings.corpus_dir / "moved.md").read_text(encoding="utf-8")
+    doc = (settings.index.corpus_dir / "moved.md").read_text(encoding="utf-8")
     assert f'source_url: "{base}/guide.html"' in doc and "# Queue Guide" in doc
 
 
@@ -406,8 +405,8 @@ def test_non_http_url_is_refused_without_any_request(tmp_path: Path) -> None:
 
 def test_disabled_source_is_skipped_and_its_file_untouched(tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
-    settings.corpus_dir.mkdir()
-    notes = settings.corpus_dir / "notes.md"
+    settings.index.corpus_dir.mkdir()
+    notes = settings.index.corpus_dir / "notes.md"
     notes.write_text("---\nid: notes\n---\n\n# Paraphrased notes\n", encoding="utf-8")
     source = src("notes", "https://blog.example.test/post", sync=False, sync_reason="paraphrased notes")
     with httpx.Client(transport=httpx.MockTransport(lambda r: pytest.fail(f"requested {r.url}"))) as mock:
@@ -425,7 +424,7 @@ def test_read_only_corpus_link_is_reported_not_crashed(tmp_path: Path) -> None:
     (shared / "keep.md").write_text("# Keep\n\ntext\n", encoding="utf-8")
     shared.chmod(0o555)
     settings = make_settings(tmp_path)
-    settings.corpus_dir.symlink_to(shared, target_is_directory=True)
+    settings.index.corpus_dir.symlink_to(shared, target_is_directory=True)
     try:
         with httpx.Client(transport=httpx.MockTransport(lambda r: pytest.fail("no request expected"))) as mock:
             report = run_sync(settings, client=mock, sources=[src("a", "https://x.test/a")])
@@ -438,18 +437,20 @@ def test_read_only_corpus_link_is_reported_not_crashed(tmp_path: Path) -> None:
 
 def test_manifest_errors_are_reported(tmp_path: Path) -> None:
     settings = make_settings(tmp_path)
-    settings.manifest_path.write_text('[[source]]\nid = "a"\ntitle = "A"\nurl = "file:///etc/hosts"\n')
+    settings.index.manifest_path.write_text('[[source]]\nid = "a"\ntitle = "A"\nurl = "file:///etc/hosts"\n')
     with pytest.raises(ManifestError, match=r"source #1 \(a\), url: .*http\(s\)"):
-        load_manifest(settings.manifest_path)
+        load_manifest(settings.index.manifest_path)
     report = run_sync(settings)  # the CLI path: an unusable manifest is a report, not a traceback
     assert report.error is not None and "http(s)" in report.error
 
-    settings.manifest_path.write_text('[[source]]\nid = "a"\ntitle = "A"\nurl = "https://x.test/"\nsync = false\n')
+    settings.index.manifest_path.write_text(
+        '[[source]]\nid = "a"\ntitle = "A"\nurl = "https://x.test/"\nsync = false\n'
+    )
     with pytest.raises(ManifestError, match="sync_reason"):
-        load_manifest(settings.manifest_path)
-    settings.manifest_path.write_text('[[source]]\nid = "a"\ntitle = "A"\nurl = "https://x.test/"\n' * 2)
+        load_manifest(settings.index.manifest_path)
+    settings.index.manifest_path.write_text('[[source]]\nid = "a"\ntitle = "A"\nurl = "https://x.test/"\n' * 2)
     with pytest.raises(ManifestError, match="duplicate id 'a'"):
-        load_manifest(settings.manifest_path)
+        load_manifest(settings.index.manifest_path)
 
 
 def test_run_sync_reads_the_manifest_from_settings(
@@ -457,7 +458,7 @@ def test_run_sync_reads_the_manifest_from_settings(
 ) -> None:
     _, base = site
     settings = make_settings(tmp_path)
-    settings.manifest_path.write_text(
+    settings.index.manifest_path.write_text(
         f'[[source]]\nid = "notes"\ntitle = "Notes"\nurl = "{base}/notes.md"\nlanguage = "en"\n', encoding="utf-8"
     )
     report = run_sync(settings, client=client, limits=LIMITS)
@@ -474,7 +475,7 @@ def test_metadata_change_rewrites_front_matter_even_on_304(
     report = sync(settings, client, renamed)
     assert statuses(report)["guide"] == "updated"
     assert reasons(report)["guide"] == "metadata changed in the manifest"
-    doc = parse_document((settings.corpus_dir / "guide.md").read_bytes(), "guide.md")
+    doc = parse_document((settings.index.corpus_dir / "guide.md").read_bytes(), "guide.md")
     assert doc.title == "Renamed guide" and "## Limits" in doc.body
 
 

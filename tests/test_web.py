@@ -99,7 +99,7 @@ def test_reingested_index_is_picked_up_without_restart(indexed: Settings) -> Non
     with launched(indexed) as url:
         client = client_for(url)
         assert "**2** documents" in client.predict(api_name="/status")
-        (indexed.corpus_dir / "queue-en.md").write_text(NEW_DOC, encoding="utf-8")
+        (indexed.index.corpus_dir / "queue-en.md").write_text(NEW_DOC, encoding="utf-8")
         run_ingest(indexed, FakeEmbeddings())
         assert "**3** documents" in client.predict(api_name="/status")
         # The retriever re-reads the index pointer every few seconds; the new document must show up in
@@ -130,7 +130,7 @@ def test_missing_index_says_run_ingest_then_recovers(settings: Settings) -> None
 
 
 def test_overlong_question_gets_friendly_message_with_limit(indexed: Settings) -> None:
-    limit = indexed.max_question_chars
+    limit = indexed.answer.max_question_chars
     with launched(indexed) as url:
         client = client_for(url)
         answer, _ = ask(client, "x" * (limit + 1))
@@ -142,7 +142,7 @@ def test_overlong_question_gets_friendly_message_with_limit(indexed: Settings) -
 def test_llm_backend_streams_partial_answers(indexed: Settings) -> None:
     chunks = ["Alpha used GPUs ", "up to 92% ", "of capacity [1]."]
     with FakeLLMServer(chunks=chunks) as server:
-        settings = indexed.model_copy(update={"openai_base_url": server.openai_url})
+        settings = indexed.with_(openai_base_url=server.openai_url)
         with launched(settings) as url:
             job = client_for(url).submit(JA_QUESTION, "openai", 3, api_name="/ask")
             job.result(timeout=60)
@@ -180,16 +180,16 @@ def test_files_outside_the_ui_are_refused(indexed: Settings) -> None:
     with launched(indexed) as url:
         client = client_for(url)
         ask(client, EN_QUESTION)
-        indexed.feedback_path.parent.mkdir(parents=True, exist_ok=True)
-        indexed.feedback_path.write_text('{"secret": "feedback"}\n', encoding="utf-8")
-        sqlite = next(indexed.index_dir.rglob("*.sqlite3"))
+        indexed.web.feedback_path.parent.mkdir(parents=True, exist_ok=True)
+        indexed.web.feedback_path.write_text('{"secret": "feedback"}\n', encoding="utf-8")
+        sqlite = next(indexed.index.index_dir.rglob("*.sqlite3"))
         with httpx.Client() as http:
             for path in TRAVERSALS:
                 # Raw paths: no client-side normalisation of "..", as an attacker would send them.
                 resp = http.send(http.build_request("GET", url + path))
                 assert resp.status_code >= 400 and "root:x:" not in resp.text, (path, resp.status_code)
             # The app's own data (feedback, index) is not reachable either.
-            for target in (indexed.feedback_path, sqlite, Path(__file__).resolve()):
+            for target in (indexed.web.feedback_path, sqlite, Path(__file__).resolve()):
                 resp = http.get(f"{url}gradio_api/file={target}")
                 assert resp.status_code in (400, 403, 404), (target, resp.status_code)
                 assert "secret" not in resp.text
@@ -199,7 +199,7 @@ def test_files_outside_the_ui_are_refused(indexed: Settings) -> None:
 
 
 def test_auth_is_enforced(indexed: Settings) -> None:
-    settings = indexed.model_copy(update={"auth": "alice:s3cr:et"})
+    settings = indexed.with_(auth="alice:s3cr:et")
     with launched(settings) as url:
         with httpx.Client() as http:
             assert http.get(f"{url}config").status_code in (401, 403)
@@ -222,10 +222,10 @@ def test_launch_options_are_safe_by_default(settings: Settings) -> None:
             parse_auth(bad)
     demo = build_app(settings)
     assert demo.analytics_enabled is False
-    assert demo._queue.max_size == settings.concurrency * 16  # bounded queue...
+    assert demo._queue.max_size == settings.web.concurrency * 16  # bounded queue...
     ask_fn = next(fn for fn in demo.fns.values() if fn.api_name == "ask")
     assert ask_fn.concurrency_limit == "default"  # ...and answers run at most `concurrency` at once
-    assert demo._queue.default_concurrency_limit == settings.concurrency
+    assert demo._queue.default_concurrency_limit == settings.web.concurrency
     assert os.environ.get("GRADIO_ANALYTICS_ENABLED") == "False"
 
 
@@ -234,7 +234,7 @@ def test_unreachable_chroma_server_is_reported_and_recovers(settings: Settings, 
     chroma = Path(sys.executable).parent / "chroma"
     assert chroma.exists(), "the chroma CLI comes with chromadb"
     port = free_port()
-    server_settings = settings.model_copy(update={"chroma_host": "127.0.0.1", "chroma_port": port})
+    server_settings = settings.with_(chroma_host="127.0.0.1", chroma_port=port)
     with launched(server_settings) as url:
         client = client_for(url)
         answer, _ = ask(client, EN_QUESTION)
@@ -278,7 +278,7 @@ def test_main_only_parses_flags_and_launches(monkeypatch: pytest.MonkeyPatch, se
     assert web.main(["--host", "127.0.0.2", "--port", "7999", "--auth", "bob:pw"]) == 0
     assert launched_with["server_name"] == "127.0.0.2" and launched_with["server_port"] == 7999
     assert launched_with["auth"] == ("bob", "pw") and launched_with["share"] is False
-    assert built[0].port == 7999
+    assert built[0].web.port == 7999
     with pytest.raises(SystemExit):
         web.main(["--auth", "no-colon"])
     with pytest.raises(SystemExit):

@@ -1,0 +1,127 @@
+"""The contract between ingest and the app: index types and the text helpers both sides share.
+
+Nothing here loads chromadb or a model, so the app's pure modules (rendering, evidence, answers) can
+import it without pulling in the store. ``ingest.store`` converts Chroma records to these types.
+
+    >>> contextual_text("Slurm Overview", "Architecture", "slurmctld ...")
+    'Slurm Overview — Architecture\\nslurmctld ...'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ingest.chunking import split_sentences
+
+__all__ = [
+    "DenseHit",
+    "IndexInfo",
+    "IndexMeta",
+    "IndexUnavailable",
+    "Rule",
+    "StoredChunk",
+    "contextual_text",
+    "detect_language",
+    "embed_text",
+    "split_sentences",
+]
+
+VerdictValue = Literal["slurm", "kubernetes", "hybrid", "depends"]
+
+
+class IndexUnavailable(RuntimeError):
+    """The index cannot be used as it is; the message says what to do."""
+
+
+class IndexMeta(BaseModel):
+    """What a generation was built with; a mismatch means the vectors are not comparable."""
+
+    embedder: str
+    chunker: str
+    chunk_size: int
+    chunk_min: int
+
+    def to_metadata(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+class IndexInfo(BaseModel):
+    """Status of the live generation, for the UI's status line and `ingest --json`."""
+
+    generation: str
+    meta: IndexMeta
+    documents: int
+    chunks: int
+    updated_at: str
+    translations_stale: list[str] = Field(
+        default_factory=list, description="Translations whose original changed since they were written."
+    )
+
+
+class StoredChunk(BaseModel):
+    """A chunk as stored: verbatim text plus its metadata."""
+
+    id: str
+    doc_id: str
+    doc_hash: str
+    title: str
+    url: str
+    section: str
+    kind: str
+    language: str
+    index: int
+    text: str
+    verbatim: bool = True  # False: the document is paraphrased notes, not the source's wording
+    translation_of: str = ""  # the original's doc id when this document is a translation companion
+    original_section: str = ""  # a translation's section path in the original (headings follow one to one)
+
+
+class DenseHit(BaseModel):
+    chunk_id: str
+    similarity: float
+
+
+class Rule(BaseModel):
+    """A decision rule the corpus states: in this situation, this platform, for this reason.
+
+    Extracted at ingest from recommendation tables, conditional statements and strengths lists
+    (``ingest.rules``); ``quote`` is the verbatim row or sentence it came from.
+    """
+
+    id: str
+    doc_id: str
+    chunk_id: str
+    section: str
+    language: str
+    condition: str = Field(description="The situation, in the document's words.")
+    verdict: Literal["slurm", "kubernetes", "hybrid"]
+    reason: str = ""
+    quote: str = Field(description="The verbatim Markdown row or sentence the rule comes from.")
+    source: Literal["table", "statement", "strengths"] = "statement"
+
+
+def detect_language(text: str) -> str:
+    """'ja' when kana or kanji make up a noticeable share of the letters, else 'en'.
+
+    >>> detect_language("GPU利用率はどちらが高い？"), detect_language("Which is faster?")
+    ('ja', 'en')
+    """
+    cjk = sum(1 for ch in text if "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff")
+    letters = sum(1 for ch in text if ch.isalpha())
+    return "ja" if letters and cjk / letters > 0.15 else "en"
+
+
+def _header(title: str, section: str) -> str:
+    return f"{title} — {section}" if section else title
+
+
+def contextual_text(title: str, section: str, text: str) -> str:
+    """The embedded/indexed form of any passage: ``title — section`` header, newline, verbatim text."""
+    return f"{_header(title, section)}\n{text}"
+
+
+def embed_text(chunk: StoredChunk) -> str:
+    """Contextual header (title + section path) + verbatim passage: what is embedded and indexed."""
+    return contextual_text(chunk.title, chunk.section, chunk.text)
