@@ -77,95 +77,99 @@ def parse_blocks(body: str, drop_single_h1: bool = False) -> list[Block]:
 
     With ``drop_single_h1``, a document's only H1 (its title, already shown as the document) is
     left out of the paths, so sections read '4. 運用 > 構築' rather than 'Title > 4. 運用 > 構築'.
+
+    >>> [(b.kind, b.section) for b in parse_blocks("# T\\n\\n## A\\n\\n- x\\n- y\\n\\n> q\\n\\ntext", True)]
+    [('list', 'A'), ('list', 'A'), ('quote', 'A'), ('text', 'A')]
     """
     lines = body.splitlines()
     blocks: list[Block] = []
     path: list[tuple[int, str]] = []
     skip_h1 = drop_single_h1 and sum(1 for level, _ in headings(body) if level == 1) == 1
     i = 0
-
-    def section() -> str:
-        return " > ".join(title for _, title in path)
-
-    def emit(kind: str, block_lines: list[str]) -> None:
-        text = "\n".join(block_lines).strip("\n")
-        if text.strip():
-            blocks.append(Block(kind, text, section()))
-
     while i < len(lines):
         line = lines[i]
         if not line.strip():
             i += 1
             continue
-        if _FENCE.match(line):
-            fence = _FENCE.match(line).group(1)  # type: ignore[union-attr]
-            j = i + 1
-            while j < len(lines) and not lines[j].strip().startswith(fence):
-                j += 1
-            emit("code", lines[i : j + 1])
-            i = j + 1
-            continue
-        heading = _HEADING.match(line)
+        heading = None if _FENCE.match(line) else _HEADING.match(line)
         if heading:
-            level, title = len(heading.group(1)), heading.group(2).strip()
-            while path and path[-1][0] >= level:
-                path.pop()
-            if not (skip_h1 and level == 1):
-                path.append((level, title or "#" * level))
+            _enter_heading(path, len(heading.group(1)), heading.group(2).strip(), skip_h1)
             i += 1
             continue
-        if _TABLE_ROW.match(line):
-            j = i
-            while j < len(lines) and _TABLE_ROW.match(lines[j]):
-                j += 1
-            emit("table", lines[i:j])
-            i = j
-            continue
-        item = _LIST_ITEM.match(line)
-        if item:
-            # One list item with its continuation lines and nested sub-items is one block.
-            indent = len(item.group(1))
-            j = i + 1
-            while j < len(lines):
-                nxt = lines[j]
-                if not nxt.strip():
-                    # A blank line ends the item unless an indented continuation follows.
-                    if j + 1 < len(lines) and lines[j + 1].startswith(" " * (indent + 2)) and lines[j + 1].strip():
-                        j += 1
-                        continue
-                    break
-                sub = _LIST_ITEM.match(nxt)
-                if sub and len(sub.group(1)) <= indent:
-                    break
-                if _HEADING.match(nxt) or _FENCE.match(nxt) or (_TABLE_ROW.match(nxt) and not nxt.startswith(" ")):
-                    break
-                j += 1
-            emit("list", lines[i:j])
-            i = j
-            continue
-        if line.lstrip().startswith(">"):
-            j = i
-            while j < len(lines) and lines[j].lstrip().startswith(">"):
-                j += 1
-            emit("quote", lines[i:j])
-            i = j
-            continue
-        j = i + 1
-        while j < len(lines):
-            nxt = lines[j]
-            if (
-                not nxt.strip()
-                or _HEADING.match(nxt)
-                or _FENCE.match(nxt)
-                or _TABLE_ROW.match(nxt)
-                or _LIST_ITEM.match(nxt)
-                or nxt.lstrip().startswith(">")
-            ):
-                break
-            j += 1
-        emit("text", lines[i:j])
-        i = j
+        kind, end = _next_block(lines, i)
+        text = "\n".join(lines[i:end]).strip("\n")
+        if text.strip():
+            blocks.append(Block(kind, text, " > ".join(title for _, title in path)))
+        i = end
     return blocks
+
+
+def _enter_heading(path: list[tuple[int, str]], level: int, title: str, skip_h1: bool) -> None:
+    """Update the heading path in place: a heading closes every open section of its level or deeper."""
+    while path and path[-1][0] >= level:
+        path.pop()
+    if not (skip_h1 and level == 1):
+        path.append((level, title or "#" * level))
+
+
+def _next_block(lines: list[str], i: int) -> tuple[str, int]:
+    """(kind, end) of the block starting at non-blank, non-heading line ``i``; it spans ``lines[i:end]``."""
+    line = lines[i]
+    if fence := _FENCE.match(line):
+        j = i + 1
+        while j < len(lines) and not lines[j].strip().startswith(fence.group(1)):
+            j += 1
+        return "code", j + 1  # the closing fence belongs to the block
+    if _TABLE_ROW.match(line):
+        return "table", _run_end(lines, i, _TABLE_ROW.match)
+    if item := _LIST_ITEM.match(line):
+        return "list", _list_item_end(lines, i, len(item.group(1)))
+    if _is_quote(line):
+        return "quote", _run_end(lines, i, _is_quote)
+    j = i + 1
+    while j < len(lines) and not _ends_paragraph(lines[j]):
+        j += 1
+    return "text", j
+
+
+def _is_quote(line: str) -> bool:
+    return line.lstrip().startswith(">")
+
+
+def _ends_paragraph(line: str) -> bool:
+    return (
+        not line.strip()
+        or bool(_HEADING.match(line) or _FENCE.match(line) or _TABLE_ROW.match(line) or _LIST_ITEM.match(line))
+        or _is_quote(line)
+    )
+
+
+def _run_end(lines: list[str], i: int, member: Callable[[str], object]) -> int:
+    """End of the run of consecutive lines from ``i`` that ``member`` accepts."""
+    j = i
+    while j < len(lines) and member(lines[j]):
+        j += 1
+    return j
+
+
+def _list_item_end(lines: list[str], i: int, indent: int) -> int:
+    """End of the list item at line ``i``: one item with its continuation lines and nested sub-items."""
+    j = i + 1
+    while j < len(lines):
+        nxt = lines[j]
+        if not nxt.strip():
+            # A blank line ends the item unless an indented continuation follows.
+            if j + 1 < len(lines) and lines[j + 1].startswith(" " * (indent + 2)) and lines[j + 1].strip():
+                j += 1
+                continue
+            break
+        sub = _LIST_ITEM.match(nxt)
+        if sub and len(sub.group(1)) <= indent:
+            break
+        if _HEADING.match(nxt) or _FENCE.match(nxt) or (_TABLE_ROW.match(nxt) and not nxt.startswith(" ")):
+            break
+        j += 1
+    return j
 
 
 def split_sentences(text: str) -> list[str]:

@@ -1,4 +1,8 @@
-"""`ingest` command: bring the Chroma index in line with the corpus folder (incrementally)."""
+"""`ingest` command: bring the Chroma index in line with the corpus folder (incrementally).
+
+``ingest --translate [--to en|ja] [DOC_ID ...]`` first writes missing or stale translation companions
+through the configured OpenAI-compatible or Ollama server (``ingest.translate``), then ingests as usual.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from pathlib import Path
 
 from ingest.embeddings import make_embeddings
 from ingest.indexer import IngestError, run_ingest
-from ingest.settings import settings_or_exit
+from ingest.settings import Settings, settings_or_exit
 from ingest.store import IndexUnavailable
 
 
@@ -19,19 +23,37 @@ def build_parser() -> argparse.ArgumentParser:
         description="Chunk, embed and index the Markdown corpus. Re-running only embeds what changed.",
     )
     parser.add_argument("--corpus", type=Path, help="corpus folder, searched recursively for *.md")
+    parser.add_argument("--translations", type=Path, help="folder of translation companions")
     parser.add_argument("--index", type=Path, help="index folder (embedded Chroma)")
     parser.add_argument("--rebuild", action="store_true", help="re-embed everything into a fresh generation")
     parser.add_argument("--skip-invalid", action="store_true", help="ingest valid files, report the rest")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     parser.add_argument("--sync", action="store_true", help="download sources from their URLs first")
+    group = parser.add_argument_group("translation companions (machine translation through an LLM server)")
+    group.add_argument(
+        "--translate", action="store_true", help="write missing or stale translation companions first, then ingest"
+    )
+    group.add_argument(
+        "--to", choices=["en", "ja"], help="target language (default for named documents: the other of en/ja)"
+    )
+    group.add_argument(
+        "--backend", choices=["openai", "ollama"], help="translation server (default: ADVISOR_ANSWER_BACKEND)"
+    )
+    group.add_argument("--no-ingest", action="store_true", help="only translate; do not ingest afterwards")
+    group.add_argument("doc_ids", nargs="*", metavar="DOC_ID", help="originals to translate (default: all)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.translate and (args.doc_ids or args.to or args.backend or args.no_ingest):
+        parser.error("DOC_ID, --to, --backend and --no-ingest go with --translate")
     overrides: dict[str, object] = {}
     if args.corpus:
         overrides["corpus_dir"] = args.corpus
+    if args.translations:
+        overrides["translations_dir"] = args.translations
     if args.index:
         overrides["index_dir"] = args.index
     settings = settings_or_exit("ingest", overrides)  # a bad ADVISOR_* value or flag: one line, exit 2
@@ -40,6 +62,38 @@ def main(argv: list[str] | None = None) -> int:
 
         sync_report = run_sync(settings)
         print(sync_report.summary(), file=sys.stderr)
+    translated = 0
+    if args.translate:
+        translated, go_on = _translate(args, settings)
+        if not go_on or args.no_ingest:
+            return translated
+    return max(_ingest(args, settings), translated)
+
+
+def _translate(args: argparse.Namespace, settings: Settings) -> tuple[int, bool]:
+    """(exit code, whether to ingest next): documents that failed still let the written ones be ingested."""
+    from ingest.translate import BackendUnreachable, TranslateUsageError, resolve_backend, run_translate
+
+    try:
+        backend = resolve_backend(settings, args.backend)
+        report = run_translate(settings, backend, args.doc_ids, args.to, progress=True)
+    except (TranslateUsageError, BackendUnreachable) as exc:
+        print(f"ingest --translate: {exc}", file=sys.stderr)
+        if args.json:  # --json callers always get one JSON object on stdout
+            print(json.dumps({"error": str(exc), "files": []}, ensure_ascii=False))
+        return (2 if isinstance(exc, TranslateUsageError) else 1), False
+    except KeyboardInterrupt:
+        print("ingest --translate: interrupted; companions already written are complete", file=sys.stderr)
+        return 130, False
+    for outcome in report.outcomes:
+        if outcome.status in ("failed", "kept"):
+            print(f"{outcome.status}: {outcome.companion_id}: {outcome.reason}", file=sys.stderr)
+    # --json keeps stdout for the ingest's one JSON object.
+    print(f"translate: {report.summary()}", file=sys.stderr if args.json else sys.stdout)
+    return (1 if report.count("failed") else 0), True
+
+
+def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     embeddings = make_embeddings(settings)
     try:
         report = run_ingest(

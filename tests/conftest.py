@@ -1,5 +1,8 @@
 """Shared fixtures: a fresh Settings per test (fake embedder, tmp index) and the tiny fixture corpus.
 
+The fake embedder (tests/fakes.py) is registered here as the backend ``"fake"``, so ``embedding_backend="fake"``
+works in this process; subprocesses name it ``fakes:FakeEmbeddings`` and find it through ``PYTHONPATH``.
+
 The fixture corpus (tests/fixtures/corpus) is written for these tests: one Japanese and one English
 document with tables, lists and code, and facts the tests can look for.
 """
@@ -11,7 +14,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fakes import FakeEmbeddings
 
+from ingest.embeddings import register_backend
 from ingest.settings import Settings
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -19,9 +24,15 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-FIXTURE_CORPUS = Path(__file__).parent / "fixtures" / "corpus"
+TESTS_DIR = Path(__file__).resolve().parent
+FIXTURE_CORPUS = TESTS_DIR / "fixtures" / "corpus"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DOCS = PROJECT_ROOT.parent / "shared" / "corpus" / "docs"
+
+register_backend("fake", lambda settings: FakeEmbeddings())
+# pytest puts tests/ on sys.path for this process only; commands the tests start (console scripts, child
+# scripts) inherit it here, so ADVISOR_EMBEDDING_BACKEND=fakes:FakeEmbeddings imports in them too.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS_DIR), os.environ.get("PYTHONPATH")]))
 
 
 @pytest.fixture
@@ -37,6 +48,7 @@ def settings(tmp_path: Path, corpus_dir: Path) -> Settings:
     """Embedded Chroma in tmp_path, fake embedder, fixture corpus. Ignores the developer's .env."""
     return Settings().with_(
         corpus_dir=corpus_dir,
+        translations_dir=tmp_path / "translations",  # none: never the project's own corpus/translations
         index_dir=tmp_path / "index",
         data_dir=tmp_path / "data",
         embedding_backend="fake",

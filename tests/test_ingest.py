@@ -13,10 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from fakes import FakeEmbeddings
 
 from ingest.cli import main
 from ingest.documents import load_corpus
-from ingest.embeddings import FakeEmbeddings
 from ingest.indexer import IngestError, IngestReport, chunk_document, run_ingest
 from ingest.settings import Settings
 from ingest.store import Generation, Store, StoredChunk
@@ -329,7 +329,7 @@ def test_cli_rejects_a_bad_setting_without_a_traceback(
 
 def test_installed_console_script(corpus_dir: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ADVISOR_")}
-    env["ADVISOR_EMBEDDING_BACKEND"] = "fake"
+    env["ADVISOR_EMBEDDING_BACKEND"] = "fakes:FakeEmbeddings"
     script = str(PROJECT_ROOT / ".venv" / "bin" / "ingest")
     args = [script, "--corpus", str(corpus_dir), "--index", str(tmp_path / "idx"), "--json"]
     done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)

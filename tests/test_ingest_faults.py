@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
+from fakes import FakeEmbeddings
 
 from ingest.cli import main
-from ingest.embeddings import FakeEmbeddings
 from ingest.indexer import IngestReport, run_ingest
 from ingest.settings import Settings
 from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
@@ -32,13 +32,13 @@ CHILD = textwrap.dedent(
     import sys, time
     from pathlib import Path
 
-    from ingest.embeddings import FakeEmbeddings
+    from fakes import FakeEmbeddings
     from ingest.indexer import run_ingest
     from ingest.settings import Settings
     from ingest.store import Generation
 
     corpus, index, marker, phase = sys.argv[1:5]
-    settings = Settings().with_(corpus_dir=corpus, index_dir=index, embedding_backend="fake",
+    settings = Settings().with_(corpus_dir=corpus, index_dir=index, embedding_backend="fakes:FakeEmbeddings",
                         chunk_size=300, chunk_min=60)
 
     class SlowEmbeddings(FakeEmbeddings):
@@ -199,7 +199,7 @@ def test_a_failing_publish_drops_the_new_generation(
     names_before = names(store)
     change_corpus(settings.index.corpus_dir)
 
-    def failing_publish(self: Store, gen: Generation, documents: int) -> None:
+    def failing_publish(self: Store, gen: Generation, documents: int, stale: object = ()) -> None:
         raise error()
 
     monkeypatch.setattr(Store, "publish", failing_publish)

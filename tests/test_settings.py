@@ -27,7 +27,7 @@ def test_nested_defaults() -> None:
     s = load_settings()
     assert s == Settings()
     assert s.index.corpus_dir == PROJECT_ROOT / "corpus" / "docs"
-    assert s.index.translations_dir == PROJECT_ROOT / "corpus" / "translations"
+    assert s.index.translations_dir is None and s.index.translations_folder == PROJECT_ROOT / "corpus" / "translations"
     assert (s.index.chunk_size, s.index.chunk_min, s.index.hnsw_ef_search) == (600, 120, 400)
     assert not s.index.server_mode
     assert (s.retrieval.top_k, s.retrieval.candidates) == (5, 30)

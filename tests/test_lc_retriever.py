@@ -1,0 +1,76 @@
+"""HybridRetriever: the project's retriever behind LangChain's interface, over a real tmp index (fake embedder)."""
+
+from __future__ import annotations
+
+import pytest
+from fakes import FakeEmbeddings
+from langchain_core.documents import Document
+from langchain_core.runnables import RunnableLambda
+
+from app.lc_retriever import HybridRetriever
+from app.retrieve import Retriever
+from ingest.indexer import run_ingest
+from ingest.settings import Settings
+from ingest.store import IndexUnavailable
+
+EN_QUESTION = "How much memory does the gateway control plane need?"
+JA_QUESTION = "Alphaの管理ノードは何台必要？"
+METADATA = {"doc_id", "chunk_id", "title", "url", "section", "score", "dense", "lexical"}
+
+
+@pytest.fixture
+def indexed(settings: Settings) -> Settings:
+    run_ingest(settings, FakeEmbeddings())
+    return settings
+
+
+def test_documents_carry_the_passage_and_where_it_comes_from(indexed: Settings) -> None:
+    docs = HybridRetriever.from_settings(indexed, k=3).invoke(EN_QUESTION)
+    assert 1 <= len(docs) <= 3
+    assert all(isinstance(d, Document) and set(d.metadata) == METADATA for d in docs)
+    top = docs[0]
+    assert "512 MB" in top.page_content
+    assert top.metadata["doc_id"] == "gateway-en"
+    assert top.metadata["title"] == "Gateway Operations Guide"
+    assert top.metadata["url"] == "https://example.test/gateway-en"
+    assert top.id == top.metadata["chunk_id"]
+    assert top.metadata["dense"] is not None and top.metadata["lexical"] is not None
+    scores = [d.metadata["score"] for d in docs]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_same_ranking_as_the_project_retriever(indexed: Settings) -> None:
+    embeddings = FakeEmbeddings()
+    wrapped = HybridRetriever.from_settings(indexed, k=4, embeddings=embeddings)
+    direct = Retriever(indexed, embeddings).retrieve(JA_QUESTION, 4)
+    docs = wrapped.invoke(JA_QUESTION)
+    assert [d.metadata["chunk_id"] for d in docs] == [p.chunk_id for p in direct]
+    assert docs[0].metadata["doc_id"] == "scheduler-ja"
+
+
+def test_k_defaults_to_the_configured_top_k_and_mode_passes_through(indexed: Settings) -> None:
+    retriever = HybridRetriever.from_settings(indexed.with_(top_k=2), mode="bm25")
+    docs = retriever.invoke("memory restart")  # two sections, one word each
+    assert retriever.k == 2 and len(docs) == 2
+    assert all(d.metadata["dense"] is None and d.metadata["lexical"] is not None for d in docs)
+
+
+def test_inside_an_lcel_chain(indexed: Settings) -> None:
+    def numbered_context(docs: list[Document]) -> str:
+        return "\n".join(f"[{i}] {d.metadata['title']}: {d.page_content}" for i, d in enumerate(docs, 1))
+
+    chain = HybridRetriever.from_settings(indexed, k=2) | RunnableLambda(numbered_context)
+    en, ja = chain.batch([EN_QUESTION, JA_QUESTION])
+    assert en.startswith("[1] Gateway Operations Guide:") and "512 MB" in en
+    assert "[2] " in en
+    assert ja.startswith("[1] ジョブスケジューラ比較メモ:")
+
+
+def test_a_missing_index_says_run_ingest(settings: Settings) -> None:
+    with pytest.raises(IndexUnavailable, match="ingest"):
+        HybridRetriever.from_settings(settings).invoke(EN_QUESTION)
+
+
+def test_k_must_be_positive(indexed: Settings) -> None:
+    with pytest.raises(ValueError, match="greater than or equal to 1"):
+        HybridRetriever.from_settings(indexed, k=0)
