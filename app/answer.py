@@ -16,30 +16,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.evidence import Unit, code_after, followers, is_table_separator
-from app.models import Citation, Passage
+from app.evidence import HEADING_ROWS, Evidence, ScoredUnit, Unit, code_after, followers, is_table_separator
+from app.models import Citation, Passage, Verdict
+from app.retrieve import Snapshot
 from app.text import content_tokens
-
-PLATFORMS = {"Slurm": re.compile(r"slurm", re.I), "Kubernetes": re.compile(r"kubernetes|k8s", re.I)}
-
-_SELECTION = re.compile(
-    r"which (platform|one|scheduler|should|is better|to (use|choose|pick))|should (we|i) (use|choose|pick|go|adopt)"
-    r"|recommend|better (choice|fit|suited|option)|best (choice|fit|option|platform)|go with|what (platform|should)"
-    r"|どちら(?!も)|どっち(?!も)|選ぶ|選択|べき|おすすめ|お勧め|推奨|向いて|適して|適切|採用すべき|いいですか|良いですか",
-    re.I,
-)
-_BOTH_OR = re.compile(r"\bor\b|\bvs\.?\b|versus|か[、,]?|と.*(比較|どちら(?!も))", re.I)
-_PLATFORM_HEADER = re.compile(r"プラットフォーム|platform|推奨|recommend|choice|選択", re.I)
-_REC_AFTER = re.compile(
-    r"(slurm|kubernetes|k8s)[^。.;]{0,16}?(が本命|が近道|が最も|を検討|を推奨|がおすすめ|が適|が向|が良い|がよい|による|"
-    r" is (the )?(better|best|recommended|preferred|ideal|right|natural|go-to)|fits best|excels)",
-    re.I,
-)
-_REC_BEFORE = re.compile(
-    r"(なら|ならば|場合は|場合には|には|のであれば)\s*(slurm|kubernetes|k8s)|"
-    r"(choose|use|recommend|prefer|go with|pick|opt for|consider)\s+(slurm|kubernetes|k8s)",
-    re.I,
-)
+from app.translated import original_units
+from ingest.contract import StoredChunk
 
 # "How do I …?" wants the command: such questions get the example that follows a quoted sentence.
 _HOWTO = re.compile(
@@ -50,54 +32,8 @@ _HOWTO = re.compile(
 
 MAX_UNITS = 5
 PER_PASSAGE = 2
-HEADING_ROWS = 3  # rows or items a section heading brings along (the best-matching ones)
 UNIT_FLOOR = 0.65  # units scoring under this share of the best are not evidence enough
 REDUNDANT = 0.7  # word overlap at which a unit repeats one already chosen
-# A single verdict needs the evidence for one platform to outweigh the other's by this factor.
-VERDICT_MARGIN = 1.5
-
-
-@dataclass(frozen=True)
-class ScoredUnit:
-    unit: Unit
-    score: float
-
-
-def is_selection_question(question: str) -> bool:
-    """Does the user ask which platform to choose (rather than a factual question)?"""
-    if _SELECTION.search(question):
-        return True
-    both = all(p.search(question) for p in PLATFORMS.values())
-    return both and bool(_BOTH_OR.search(question))
-
-
-def platform_stated(unit: Unit) -> str | None:
-    """The platform this unit recommends, if it states a recommendation at all."""
-    if unit.kind == "row":
-        for cell in unit.text.split("; "):
-            header, _, value = cell.partition(": ")
-            if _PLATFORM_HEADER.search(header):
-                named = [name for name, pat in PLATFORMS.items() if pat.search(value)]
-                return named[0] if len(named) == 1 else None
-        return None
-    text = unit.text
-    hits = {name for name, pat in PLATFORMS.items() if pat.search(text)}
-    if not hits:
-        return None
-    for rx in (_REC_AFTER, _REC_BEFORE):
-        found = {_canonical(m) for m in rx.finditer(text)}
-        found.discard(None)
-        if len(found) == 1:
-            return found.pop()
-    return None
-
-
-def _canonical(match: re.Match[str]) -> str | None:
-    span = match.group(0).lower()
-    has_slurm, has_k8s = "slurm" in span, ("kubernetes" in span or "k8s" in span)
-    if has_slurm == has_k8s:
-        return None
-    return "Slurm" if has_slurm else "Kubernetes"
 
 
 def select_units(
@@ -146,37 +82,42 @@ def _overlap(a: set[str], b: set[str]) -> float:
 class Draft:
     lines: list[str]
     citations: list[Citation]
-    verdict: str | None
+    verdict: Verdict | None
 
 
-def _number(
-    units: Sequence[ScoredUnit], passages: Sequence[Passage], attached: dict[Unit, list[Unit]]
-) -> tuple[dict[int, int], list[Citation]]:
-    """Citation numbers in order of first use; each citation quotes the units used from its passage."""
-    numbers: dict[int, int] = {}
-    quotes: dict[int, list[str]] = {}
-    for s in units:
-        p = s.unit.passage
-        if p not in numbers:
-            numbers[p] = len(numbers) + 1
-            quotes[p] = []
-        for u in [s.unit, *attached.get(s.unit, [])]:
-            if u.quote:
-                add_quote(quotes[p], u.quote)
-    citations = [
-        Citation(
-            n=n,
-            doc_id=passages[p].doc_id,
-            chunk_id=passages[p].chunk_id,
-            title=passages[p].title,
-            url=passages[p].url,
-            section=passages[p].section,
-            quote="\n".join(quotes[p]),
-            verbatim=passages[p].verbatim,
-        )
-        for p, n in numbers.items()
-    ]
-    return numbers, citations
+def _citation(source: Passage | StoredChunk, n: int) -> Citation:
+    chunk_id = source.chunk_id if isinstance(source, Passage) else source.id
+    return Citation(
+        n=n,
+        doc_id=source.doc_id,
+        chunk_id=chunk_id,
+        title=source.title,
+        url=source.url,
+        section=source.section,
+        quote="",
+        verbatim=source.verbatim,
+    )
+
+
+class _Numbering:
+    """Citation numbers in order of first use, one per chunk; each citation gathers its quotes."""
+
+    def __init__(self) -> None:
+        self.by_chunk: dict[str, Citation] = {}
+        self.quotes: dict[str, list[str]] = {}
+
+    def cite(self, source: Passage | StoredChunk, quotes: Sequence[str]) -> int:
+        chunk_id = source.chunk_id if isinstance(source, Passage) else source.id
+        if chunk_id not in self.by_chunk:
+            self.by_chunk[chunk_id] = _citation(source, len(self.by_chunk) + 1)
+            self.quotes[chunk_id] = []
+        for quote in quotes:
+            if quote:
+                add_quote(self.quotes[chunk_id], quote)
+        return self.by_chunk[chunk_id].n
+
+    def citations(self) -> list[Citation]:
+        return [c.model_copy(update={"quote": "\n".join(self.quotes[cid])}) for cid, c in self.by_chunk.items()]
 
 
 def add_quote(quotes: list[str], quote: str) -> None:
@@ -192,15 +133,6 @@ def add_quote(quotes: list[str], quote: str) -> None:
                 return
     if quote not in quotes:
         quotes.append(quote)
-
-
-def decide_verdict(question: str, chosen: Sequence[ScoredUnit], pool: Sequence[ScoredUnit]) -> list[ScoredUnit]:
-    """Units that state a recommendation relevant enough to ground a verdict, best first."""
-    if not is_selection_question(question):
-        return []
-    best = max((s.score for s in chosen), default=0.0)
-    voters = [s for s in sorted(pool, key=lambda s: -s.score) if platform_stated(s.unit) and s.score >= 0.8 * best]
-    return voters[:4]
 
 
 def is_howto_question(question: str) -> bool:
@@ -243,50 +175,95 @@ def compose(
     question: str,
     language: str,
     passages: Sequence[Passage],
-    scored: Sequence[ScoredUnit],
-    units: Sequence[Unit] = (),
+    evidence: Evidence,
+    verdict: Verdict | None = None,
+    snap: Snapshot | None = None,
 ) -> Draft:
     """Build the answer lines from scored units (assumes the caller decided not to refuse).
 
-    ``units`` are all units of the passages (code included): lead-ins among the chosen units bring
-    along what they announce from them."""
-    chosen = select_units(scored, units=units)
-    voters = decide_verdict(question, chosen, scored)
-    # Verdict units are quoted too, so every verdict is backed by a citation in the list.
-    ordered = list(voters) + [s for s in chosen if s not in voters]
-    scores = {s.unit: s.score for s in scored}
-    ordered, attached = attach_followers(ordered[: MAX_UNITS + 1], units, is_howto_question(question), scores)
-    numbers, citations = _number(ordered, passages, attached)
-    ja = language == "ja"
+    A verdict opens the answer, citing the quote of each rule behind it; then the best units, quoted
+    with their citation numbers. Lead-ins bring along what they announce (from ``evidence.units``)."""
+    numbering = _Numbering()
     lines: list[str] = []
-    verdict: str | None = None
-    if voters:
-        leader, conds = _tally(voters)
-        if leader:
-            backing = [v for v in voters if platform_stated(v.unit) == leader]
-            cites = " ".join(dict.fromkeys(f"[{numbers[v.unit.passage]}]" for v in backing[:2]))
-            verdict = leader
-            lines.append(f"**{'結論' if ja else 'Verdict'}: {verdict}** {cites}")
-        else:
-            verdict = "it depends"
-            parts = [f"{plat} — {_short(v.unit)} [{numbers[v.unit.passage]}]" for plat, v in conds]
-            head = "結論: 条件によります" if ja else "Verdict: it depends"
-            lines.append(f"**{head}** — " + " / ".join(parts))
-    elif is_selection_question(question):
-        lines.append(
-            "**結論:** 資料はこの条件での単一の推奨を明示していません。根拠となる記述は次のとおりです。"
-            if ja
-            else "**Verdict:** the documents do not state a single recommendation for this case; here is the evidence."
-        )
-    lines.append("ナレッジベースの該当箇所:" if ja else "From the knowledge base:")
+    if verdict is not None:
+        verdict = _cite_verdict(verdict, numbering, passages, snap)
+        lines.append(verdict_line(verdict, language))
+        verdict = verdict.model_copy(update={"summary": lines[-1].replace("**", "")})
+    chosen = select_units(evidence.scored, units=evidence.units)
+    scores = {s.unit: s.score for s in evidence.scored}
+    ordered, attached = attach_followers(chosen[: MAX_UNITS + 1], evidence.units, is_howto_question(question), scores)
+    ja = language == "ja"
+    if ordered:
+        lines.append("ナレッジベースの該当箇所:" if ja else "From the knowledge base:")
     for s in ordered:
+        p = passages[s.unit.passage]
+        n = numbering.cite(p, [u.quote for u in [s.unit, *attached.get(s.unit, [])]])
         if s.unit.kind == "code":
-            lines.append(f"- {'例' if ja else 'Example'} [{numbers[s.unit.passage]}]:")
+            lines.append(f"- {'例' if ja else 'Example'} [{n}]:")
             lines.extend(_nested([s.unit]))
             continue
-        lines.append(f"- {s.unit.text} [{numbers[s.unit.passage]}]")
+        lines.append(f"- {s.unit.text} [{n}]")
         lines.extend(_nested(attached.get(s.unit, [])))
-    return Draft(lines, citations, verdict)
+        if p.translation_of and snap is not None:
+            # a translation is not the publisher's wording: the original's words sit beneath it
+            original = original_units(p, [s.unit.quote], snap)
+            if original:
+                label = "原文" if ja else "Original"
+                lines.append(f"  - {label}: " + " / ".join(u.text for u in original))
+    return Draft(lines, numbering.citations(), verdict)
+
+
+_LABELS = {
+    "en": {
+        "slurm": "Slurm",
+        "kubernetes": "Kubernetes",
+        "hybrid": "hybrid — train on Slurm, serve on Kubernetes",
+        "depends": "it depends",
+    },
+    "ja": {
+        "slurm": "Slurm",
+        "kubernetes": "Kubernetes",
+        "hybrid": "ハイブリッド（学習はSlurm、推論はKubernetes）",
+        "depends": "条件によります",
+    },
+}
+
+
+def _cite_verdict(
+    verdict: Verdict, numbering: _Numbering, passages: Sequence[Passage], snap: Snapshot | None
+) -> Verdict:
+    """Number the quote of every rule behind the verdict (from the passages or the index)."""
+    by_chunk = {p.chunk_id: p for p in passages}
+    rules = []
+    for m in verdict.rules:
+        source: Passage | StoredChunk | None = by_chunk.get(m.rule.chunk_id)
+        if source is None and snap is not None:
+            source = snap.chunks.get(m.rule.chunk_id)
+        n = numbering.cite(source, [m.rule.quote]) if source is not None else None
+        rules.append(m.model_copy(update={"n": n}))
+    return verdict.model_copy(update={"rules": rules})
+
+
+def verdict_line(verdict: Verdict, language: str) -> str:
+    """The one-line verdict, rendered from the structure: the value, then each rule's condition → platform."""
+    labels = _LABELS["ja" if language == "ja" else "en"]
+    head = f"**{'判定' if language == 'ja' else 'Verdict'}: {labels[verdict.value]}**"
+    parts = []
+    for m in sorted(verdict.rules, key=lambda m: m.n or 0):
+        marker = f" [{m.n}]" if m.n else ""
+        parts.append(f"{_short(m.rule.condition)} → {labels[m.rule.verdict]}{marker}")
+    if not parts and verdict.value == "depends":
+        parts.append(
+            "資料はこの状況に当てはまる推奨を明示していません"
+            if language == "ja"
+            else "the documents state no recommendation for this situation"
+        )
+    line = head + (" — " + " / ".join(parts) if parts else "")
+    return line
+
+
+def _short(text: str, limit: int = 110) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _nested(units: Sequence[Unit]) -> list[str]:
@@ -298,48 +275,3 @@ def _nested(units: Sequence[Unit]) -> list[str]:
         else:
             out.append(f"  - {u.text}")
     return out
-
-
-def _tally(voters: Sequence[ScoredUnit]) -> tuple[str | None, list[tuple[str, ScoredUnit]]]:
-    """The platform the quoted evidence clearly favours (votes weighted by relevance), or None with
-    each platform's best supporting unit when the evidence is split."""
-    weight: dict[str, float] = {}
-    best: dict[str, ScoredUnit] = {}
-    for v in voters:
-        plat = platform_stated(v.unit)
-        if plat is None:
-            continue
-        weight[plat] = weight.get(plat, 0.0) + v.score
-        best.setdefault(plat, v)
-    ranked = sorted(weight, key=lambda p: -weight[p])
-    if len(ranked) == 1 or (ranked and weight[ranked[0]] >= VERDICT_MARGIN * weight[ranked[1]]):
-        return ranked[0], []
-    return None, [(plat, best[plat]) for plat in ranked]
-
-
-def _short(unit: Unit, limit: int = 120) -> str:
-    text = unit.text
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def refusal_text(language: str, unknown: Sequence[str] = ()) -> str:
-    """The refusal, in the question's language; ``unknown`` names the things the documents never mention
-    (as the user wrote them), so the user sees why."""
-    names = ", ".join(unknown)
-    if language == "ja":
-        missing = f"資料には「{'」「'.join(unknown)}」についての記述がありません。" if unknown else ""
-        return (
-            "ナレッジベースにはこの質問に答えられる記述が見つかりませんでした。"
-            + missing
-            + "お答えできるのは、LLM分散学習におけるSlurmとKubernetesの比較（スケジューリング、GPU利用率、"
-            "MPI/NCCL通信、構築・運用コスト、リリースサイクル）と、Kueue・Volcano・KAI Scheduler・"
-            "Kubeflow・Pyxis/Enroot・Slinky・Soperatorなどの関連ツールについての質問です。"
-        )
-    missing = f"The documents never mention {names}. " if unknown else ""
-    return (
-        "I can't answer that from the knowledge base: none of its documents supports an answer. "
-        + missing
-        + "I can answer questions about Slurm and Kubernetes for distributed LLM training — scheduling, "
-        "GPU utilisation, MPI/NCCL networking, setup and operating costs, release cycles — and related "
-        "tools such as Kueue, Volcano, KAI Scheduler, Kubeflow, Pyxis/Enroot, Slinky and Soperator."
-    )

@@ -14,9 +14,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from app.models import PARAPHRASED_NOTE, Answer
+from pydantic import ValidationError
+
+from app.models import PARAPHRASED_NOTE, Answer, Citation, Profile, Recommendation, Turn
 from app.pipeline import Advisor, QuestionError
 from ingest.settings import settings_or_exit
 from ingest.store import IndexUnavailable
@@ -29,25 +31,34 @@ def answer_json(answer: Answer, qid: Any = None) -> dict[str, Any]:
         "question": answer.question,
         "answer": answer.answer,
         "refused": answer.refused,
-        "verdict": answer.verdict,
-        "citations": [
-            {
-                "n": c.n,
-                "doc_id": c.doc_id,
-                "title": c.title,
-                "url": c.url,
-                "section": c.section,
-                "quote": c.quote,
-                "verbatim": c.verbatim,
-            }
-            for c in answer.citations
-        ],
+        "verdict": answer.verdict.value if answer.verdict else None,
+        "verdict_detail": answer.verdict.model_dump() if answer.verdict else None,
+        "citations": [citation_json(c) for c in answer.citations],
         "contexts": [
             {"doc_id": p.doc_id, "chunk_id": p.chunk_id, "section": p.section, "score": p.score}
             for p in answer.passages
         ],
         "latency_ms": answer.latency_ms,
     }
+
+
+def citation_json(c: Citation) -> dict[str, Any]:
+    """One citation of the `ask --json` contract; a translation's quote carries its original."""
+    out: dict[str, Any] = {
+        "n": c.n,
+        "doc_id": c.doc_id,
+        "title": c.title,
+        "url": c.url,
+        "section": c.section,
+        "quote": c.quote,
+        "verbatim": c.verbatim,
+        "link": c.link,
+    }
+    if c.translation_of:
+        out["translation_of"] = c.translation_of
+        out["stale"] = c.stale
+        out["original"] = {"section": c.original.section, "quote": c.original.quote} if c.original else None
+    return out
 
 
 def answer_text(answer: Answer) -> str:
@@ -58,11 +69,58 @@ def answer_text(answer: Answer) -> str:
         for c in answer.citations:
             where = f"{c.title} — {c.section}" if c.section else c.title
             lines.append(f"[{c.n}] {where}\n    {c.url}")
-            if not c.verbatim:
+            if c.translation_of:
+                stale = " — stale: the original changed since" if c.stale else ""
+                lines.append(f"    (translation · 翻訳 of {c.translation_of}{stale})")
+            elif not c.verbatim:
                 lines.append(f"    ({PARAPHRASED_NOTE})")
             for quote_line in c.quote.splitlines():
                 lines.append(f"    > {quote_line}")
+            if c.original is not None:
+                lines.append(f"    original · 原文 ({c.original.section}):")
+                lines.extend(f"    > {line}" for line in c.original.quote.splitlines())
+            if c.link and c.link != c.url:
+                lines.append(f"    {c.link}")
     return "\n".join(lines).rstrip()
+
+
+def load_profile(path: Path) -> Profile | str:
+    """The questionnaire file, or a one-line error naming the file and the field."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"cannot read {path}: {exc}"
+    except json.JSONDecodeError as exc:
+        return f"{path}: invalid JSON ({exc.msg}, line {exc.lineno})"
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(profile)"
+        allowed = ""
+        if field in Profile.model_fields:
+            allowed = f" (allowed: {', '.join(str(a) for a in get_args(get_args(Profile.model_fields[field].annotation)[0]))})"
+        return f"{path}: field '{field}': {first['msg']}{allowed}"
+
+
+def recommendation_json(rec: Recommendation) -> dict[str, Any]:
+    """The `ask --profile --json` object: verdict, a reason per criterion with its rule and citations."""
+    return {
+        "verdict": rec.verdict,
+        "reasons": [
+            {
+                "criterion": r.criterion,
+                "answer": r.answer,
+                "verdict": r.verdict,
+                "rule": r.rule.model_dump() if r.rule else None,
+                "citations": [citation_json(c) for c in r.citations],
+            }
+            for r in rec.reasons
+        ],
+        "citations": [citation_json(c) for c in rec.citations],
+        "answer": rec.answer,
+        "changes": rec.changes,
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,7 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--backend", choices=["extractive", "openai", "ollama"], help="answer backend")
     parser.add_argument("--k", type=int, help="number of passages to use and show (default from settings)")
-    parser.add_argument("--batch", type=Path, help="JSONL file of {id, question} objects; prints JSONL")
+    parser.add_argument(
+        "--batch", type=Path, help='JSONL file of {"id", "question", "history": [earlier questions]}; prints JSONL'
+    )
+    parser.add_argument("--profile", type=Path, help="questionnaire answers (JSON) → a recommendation")
+    parser.add_argument("--rules", action="store_true", help="list the decision rules extracted from the corpus")
     return parser
 
 
@@ -91,7 +153,11 @@ def _run_batch(advisor: Advisor, path: Path, backend: str | None, k: int | None)
             if not isinstance(item, dict) or not isinstance(item.get("question"), str):
                 raise QuestionError(f"line {lineno}: expected an object with a string 'question'")
             qid = item.get("id", lineno)
-            answer = advisor.ask(item["question"], backend=backend, k=k)
+            history = item.get("history", [])
+            if not isinstance(history, list) or not all(isinstance(h, str) for h in history):
+                raise QuestionError(f"line {lineno}: 'history' must be a list of earlier questions (strings)")
+            turns = [Turn(role="user", content=h) for h in history]
+            answer = advisor.ask(item["question"], turns, backend=backend, k=k)
             print(json.dumps(answer_json(answer, qid), ensure_ascii=False), flush=True)
         except (json.JSONDecodeError, QuestionError) as exc:
             failures += 1
@@ -102,16 +168,37 @@ def _run_batch(advisor: Advisor, path: Path, backend: str | None, k: int | None)
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if not args.batch and args.question is None:
+    if not (args.batch or args.profile or args.rules) and args.question is None:
         build_parser().print_usage(sys.stderr)
-        print("ask: give a question or --batch FILE", file=sys.stderr)
+        print("ask: give a question, --batch FILE, --profile FILE or --rules", file=sys.stderr)
         return 2
     settings = settings_or_exit("ask")
     if args.k is not None and not 1 <= args.k <= 50:
         print("ask: --k must be between 1 and 50", file=sys.stderr)
         return 2
     advisor = Advisor(settings)
+    profile: Profile | None = None
+    if args.profile:
+        loaded = load_profile(args.profile)
+        if isinstance(loaded, str):
+            print(f"ask: {loaded}", file=sys.stderr)
+            return 2
+        profile = loaded
     try:
+        if args.rules:
+            print(
+                json.dumps(
+                    [r.model_dump() for r in advisor.rules()], ensure_ascii=False, indent=2 if args.json else None
+                )
+            )
+            return 0
+        if profile is not None:
+            rec = advisor.recommend(profile)
+            if args.json:
+                print(json.dumps(recommendation_json(rec), ensure_ascii=False, indent=2))
+            else:
+                print(answer_text(Answer(question="", answer=rec.answer, citations=rec.citations)))
+            return 0
         if args.batch:
             return _run_batch(advisor, args.batch, args.backend, args.k)
         answer = advisor.ask(args.question, backend=args.backend, k=args.k)

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
+from app.models import Passage
 from app.text import content_tokens
 from ingest.units import INJECTION, Unit, clean_markup, is_lead_in, is_table_separator, split_units
 
@@ -112,3 +114,77 @@ def score_unit(unit: Unit, query_weights: Mapping[str, float], section: str = ""
     ctx = coverage(query_weights, f"{unit.context} {section}") if (unit.context or section) else 0.0
     length_penalty = 0.15 if len(unit.text) < 12 else 0.0
     return own + 0.35 * ctx - length_penalty
+
+
+# An evidence unit's score: its own lexical match, its passage's fused rank score, its passage's dense similarity.
+UNIT_WEIGHTS = (0.55, 0.3, 0.15)
+HOUSEKEEPING_FACTOR = 0.8  # licence, contributing, contacts: quoted only when nothing better matches
+HEADING_ROWS = 3  # rows or items a section heading brings along (the best-matching ones)
+# Notes about the stored copy of a source rather than about its subject: the "What this file is" block that
+# opens a paraphrased-notes file, its coverage notes, "the excerpt is cut off". Never evidence.
+_FILE_NOTE_SECTION = re.compile(r"^\W*(coverage note|what this file is|about this file)", re.IGNORECASE)
+_FILE_NOTE_TEXT = re.compile(
+    r"what this file is|stored variants? of|excerpt is cut off|excerpts? (was|were) (not )?returned|"
+    r"cite the url above|treat anything below as|compiled from (the )?(portions|opening|excerpts|parts?)|"
+    r"paraphrased (notes|summary)|not the (article|post|issue)'s (own )?(text|wording)|copied verbatim|"
+    r"web-search index|treated here as canonical|alternate version",
+    re.IGNORECASE,
+)
+
+
+def is_file_note(p: Passage, text: str) -> bool:
+    """Housekeeping about the stored copy of a source, not evidence about Slurm or Kubernetes."""
+    return bool(_FILE_NOTE_SECTION.search(p.section.split(" > ")[-1]) or _FILE_NOTE_TEXT.search(text))
+
+
+@dataclass(frozen=True)
+class ScoredUnit:
+    unit: Unit
+    score: float
+
+
+@dataclass
+class Evidence:
+    """The scored units of the passages an answer is built from, and each passage's best lexical match."""
+
+    scored: list[ScoredUnit] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
+    best_lexical: list[float] = field(default_factory=list)
+
+
+def score_passages(
+    weights: Mapping[str, float], passages: Sequence[Passage], *, howto: bool = False, housekeeping_ok: bool = False
+) -> Evidence:
+    """Score every evidence unit of ``passages`` for a question given as IDF ``weights`` of its tokens.
+
+    A unit's score mixes its lexical coverage of the question (``score_unit``) with its passage's fused
+    retrieval score (relative to the best) and dense similarity. A section heading stands for the rows it
+    will show, so it is scored with its best-matching ones. Code counts only for how-to questions.
+    """
+    out = Evidence()
+    if not passages or not weights:
+        return out
+    best_fused = max(p.score for p in passages) or 1.0
+    for i, p in enumerate(passages):
+        relevance, dense = p.score / best_fused, p.dense or 0.0
+        factor = HOUSEKEEPING_FACTOR if (not housekeeping_ok and is_housekeeping(p.section)) else 1.0
+        passage_units = [u for u in split_units(p.text, p.kind, i) if not is_file_note(p, u.text)]
+        lead = heading_lead(p.section, passage_units)
+        if lead is not None:
+            passage_units = [lead, *passage_units]
+        out.units.extend(passage_units)
+        best = 0.0
+        for u in passage_units:
+            if u.kind == "code" and not (howto and is_short_code(u)):
+                continue  # commands answer how-to questions only, and never decide answerability
+            if u.kind == "heading":
+                rows = sorted(followers(u, passage_units), key=lambda f: -score_unit(f, weights, p.section))
+                whole = " ".join([u.text, *(f.text for f in rows[:HEADING_ROWS])])
+                lexical = score_unit(replace(u, text=whole), weights, p.title)
+            else:
+                lexical = score_unit(u, weights, p.section)
+                best = max(best, lexical) if u.kind != "code" else best
+            score = UNIT_WEIGHTS[0] * lexical + UNIT_WEIGHTS[1] * relevance + UNIT_WEIGHTS[2] * dense
+            out.scored.append(ScoredUnit(u, score * factor))
+        out.best_lexical.append(best)
+    return out

@@ -1,45 +1,83 @@
-"""Resolve follow-up questions against the conversation (pure).
+"""Resolve a follow-up question against the conversation (pure).
 
-"And its control plane?" after "How heavy is Kubernetes to run?" becomes a self-contained retrieval
-query by carrying the previous question along. Deliberately simple and predictable: a short question
-that leans on something said before (a pronoun, "and …", "what about …", それ/その/では…) is joined to
-the last user question; anything else stands alone.
+The new turn's content dominates; the earlier question only fills in what the new turn leaves out.
+"And Slurm?" after "How does Kubernetes schedule GPUs?" asks the earlier topic about Slurm: the
+retrieval query keeps the earlier words except the platform the new turn replaces, and evidence is
+scored mainly against the new turn, so the answer is about what was asked now, not a repeat.
 
-    >>> resolve("And its control plane?", ["How heavy is Kubernetes to run?"])
-    'How heavy is Kubernetes to run? And its control plane?'
+    >>> resolve_turn("And Slurm?", ["How does Kubernetes schedule GPUs?"]).query
+    'And Slurm? How does schedule GPUs?'
+
+Deliberately left out: anaphora resolution beyond "a short turn that leans on the previous one";
+anything else stands alone.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 _CUE = re.compile(
-    r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that)\b"
-    r"|\b(it|its|it's|they|them|their|that one|this one|those|these|the other|the former|the latter)\b"
+    r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that|in that case)\b"
+    r"|\b(it|its|it's|they|them|their|that one|this one|those|these|the other|the former|the latter|the same)\b"
     r"|^\s*(それ|その|では|じゃあ|では、|ちなみに|また|あと|一方|逆に|他方|そっち|こっち|あっち)"
-    r"|(それ|その|そちら|こちら|あちら|前者|後者|同じ|そっち)",
+    r"|(それ|その|そちら|こちら|あちら|前者|後者|同じ|そっち|場合は[？?]?$)",
     re.IGNORECASE,
 )
-_MAX_FOLLOWUP_CHARS = 80
+_MAX_FOLLOWUP_CHARS = 120
+# ASCII boundaries, not \b: in "Kubernetesの保守" the kana are word characters too.
+_PLATFORMS = {
+    "slurm": re.compile(r"(?<![a-z0-9])slurm(?![a-z0-9])|スラーム", re.I),
+    "k8s": re.compile(r"(?<![a-z0-9])(kubernetes|k8s)(?![a-z0-9])|クバネティス", re.I),
+}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    focus: str  # the new turn: what the answer is about
+    context: str  # the earlier question it leans on, with replaced names removed ("" when it stands alone)
+
+    @property
+    def query(self) -> str:
+        """What retrieval searches for: the new turn first, then what it leaves out."""
+        return f"{self.focus} {self.context}".strip() if self.context else self.focus
 
 
 def is_followup(question: str) -> bool:
     return len(question) <= _MAX_FOLLOWUP_CHARS and bool(_CUE.search(question))
 
 
-def resolve(question: str, previous_questions: Sequence[str]) -> str:
-    """The retrieval query for ``question`` given earlier user questions (oldest first).
+def _without_replaced(context: str, focus: str) -> str:
+    """The context minus the platform the new turn swaps in for it ("And Slurm?" replaces Kubernetes)."""
+    named = {k for k, rx in _PLATFORMS.items() if rx.search(focus)}
+    if len(named) != 1:
+        return context
+    for key, rx in _PLATFORMS.items():
+        if key not in named:
+            context = rx.sub("", context)
+    return re.sub(r"\s{2,}", " ", context).strip()
+
+
+def resolve_turn(question: str, previous_questions: Sequence[str]) -> Resolved:
+    """The new turn and what it leans on, given earlier user questions (oldest first).
 
     Earlier questions are resolved in turn, so a chain of follow-ups keeps its subject.
     """
     context = ""
     for earlier in previous_questions:
         context = _join(context, earlier)
-    return _join(context, question)
+    if context and is_followup(question):
+        return Resolved(question.strip(), _without_replaced(context, question))
+    return Resolved(question.strip(), "")
+
+
+def resolve(question: str, previous_questions: Sequence[str]) -> str:
+    """The retrieval query for ``question`` (see ``resolve_turn``)."""
+    return resolve_turn(question, previous_questions).query
 
 
 def _join(context: str, question: str) -> str:
     if context and is_followup(question):
-        return f"{context.strip()} {question.strip()}"
+        return f"{question.strip()} {_without_replaced(context, question)}"
     return question

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from app.models import Citation, Passage
+from app.models import MARKER, Citation, Passage
 
 # The exact sentence the prompt asks a model to answer with when the passages do not support an answer.
 REFUSALS = {
@@ -29,13 +29,13 @@ def strip_reasoning(text: str) -> str:
     return _THINK.sub("", text).lstrip() if "<think>" in text else text
 
 
-# [1] [1, 2] [1-3] ［１、２］ 【1】 [^1] and bogus [abc]; "(?!\()" keeps Markdown links [text](url) intact.
+# What a model writes: [1] [1, 2] [1-3] ［１、２］ 【1】 [^1] and bogus [abc]; "(?!\()" keeps Markdown links [text](url)
+# intact. Looser than app.models.MARKER on purpose: that one matches only the clean [n] written back.
 _MARKER = re.compile(r"[\[［【](?P<body>[^\[\]［］【】\n]{1,40})[\]］】](?!\()")
 _CODE = re.compile(r"(```[\s\S]*?(?:```|$)|`[^`\n]+`)")
 _NUMBER = re.compile(r"[\^#]?(\d+)")
 _RANGE = re.compile(r"(\d+)\s*[-–~〜]\s*(\d+)")
 _BOGUS = re.compile(r"[\^#]?[A-Za-z0-9_]{1,15}")
-_NEW_MARKER = re.compile(r"\[(\d+)\]")
 _TERMINATOR = re.compile(r"[。！？]+|[.!?]+(?=[\s\[]|$)")
 _TRAILER = re.compile(r"[」』）)\"'”’]*(?:[ \t]*\[\d+\])*")
 _TABLE_RULE = re.compile(r"\|?[\s:|-]*-[\s:|-]*\|?")
@@ -169,7 +169,7 @@ def finalize_llm_answer(text: str, passages: list[Passage]) -> tuple[str, list[C
     flagged = [
         sentence
         for sentence in split_sentences(cleaned)
-        if not _NEW_MARKER.search(_CODE.sub("", sentence))
+        if not MARKER.search(_CODE.sub("", sentence))  # a marker the renderer will link
         and re.search(r"\w", sentence)
         and not sentence.endswith((":", "："))
         and not is_refusal(sentence)

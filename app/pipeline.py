@@ -1,8 +1,10 @@
 """The Advisor: question in, grounded answer with citations out. Shared by `ask`, the web UI and evals.
 
-Steps: validate → resolve follow-ups → strip injected instructions from the retrieval query →
-retrieve (hybrid) → score evidence units → refuse or compose an extractive answer (default), or hand
-the numbered passages to an LLM backend. Timings are recorded per stage.
+Steps, all on ONE snapshot of the index per question: validate → resolve the follow-up (the new turn
+dominates) → strip injected instructions → retrieve (hybrid) → one passage per section of a translated
+document, in the question's language → score evidence units → refuse (``app.refusal``) or compose an
+extractive answer (``app.answer``) with a verdict for selection questions (``app.verdict``) — or hand the
+numbered passages to an LLM backend. Timings are recorded per stage.
 """
 
 from __future__ import annotations
@@ -10,39 +12,36 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 
 import numpy as np
 
-from app.answer import HEADING_ROWS, ScoredUnit, compose, is_howto_question, refusal_text
+from app import refusal
+from app.answer import compose, is_howto_question
+from app.citations import enrich
 from app.evidence import (
     HOUSEKEEPING,
     INJECTION,
-    Unit,
+    Evidence,
     followers,
-    heading_lead,
     idf_weights,
-    is_housekeeping,
     is_lead_in,
-    is_short_code,
-    score_unit,
+    score_passages,
     split_units,
 )
-from app.followup import resolve
-from app.models import Answer, Passage, Turn
-from app.refusal import as_written, asks_for_figure, compared_unknowns, should_refuse, unknown_names
-from app.retrieve import Mode, Retriever
+from app.followup import Resolved, resolve_turn
+from app.models import Answer, Passage, Profile, Recommendation, Turn, Verdict
+from app.retrieve import Mode, Retriever, Snapshot
+from app.rules_match import RuleMatcher
 from app.spelling import correct
 from app.text import content_tokens, detect_language
-from ingest.contract import IndexInfo, contextual_text
+from app.translated import one_per_section
+from app.verdict import is_selection_question
+from ingest.contract import DocumentInfo, IndexInfo, Rule, contextual_text
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 from ingest.settings import Settings
 
-_EVIDENCE_PASSAGES = 6
-_SUPPORT_PASSAGES = 3  # passages whose match decides whether the question is answerable
-# An evidence unit's score: its own lexical match, its passage's fused rank score, its passage's dense similarity.
-UNIT_WEIGHTS = (0.55, 0.3, 0.15)
-HOUSEKEEPING_FACTOR = 0.8  # licence, contributing, contacts: quoted only when nothing better matches
+CANDIDATE_FACTOR = 3  # passages retrieved per passage used: room to drop a section's other version
+CONTEXT_WEIGHT = 0.5  # a follow-up's earlier question counts this much in evidence scoring
 
 
 class QuestionError(ValueError):
@@ -77,6 +76,7 @@ class Advisor:
         self.settings = settings
         self.embeddings = embeddings or make_embeddings(settings)
         self.retriever = Retriever(settings, self.embeddings)
+        self.matcher = RuleMatcher(self.embeddings, self.retriever.glossary)
 
     # --- lifecycle ---------------------------------------------------------------------------
     def warm_up(self) -> None:
@@ -87,6 +87,22 @@ class Advisor:
 
     def status(self) -> IndexInfo | None:
         return self.retriever.store.info()
+
+    def rules(self) -> list[Rule]:
+        """Every decision rule the index holds (both languages), in document order."""
+        return list(self.retriever.snapshot().rules)
+
+    def library(self) -> list[DocumentInfo]:
+        """The documents of the index, for the library view."""
+        from app.library import documents
+
+        return documents(self.retriever.snapshot())
+
+    def recommend(self, profile: Profile) -> Recommendation:
+        """The questionnaire: each answered criterion matched to the rules, one verdict overall."""
+        from app.profile import recommend
+
+        return recommend(profile, self.matcher, self.retriever.snapshot())
 
     # --- retrieval -----------------------------------------------------------------------------
     def retrieve(self, question: str, k: int, mode: Mode = "hybrid") -> list[Passage]:
@@ -117,30 +133,28 @@ class Advisor:
         started = time.perf_counter()
         text = validate_question(question, self.settings.answer.max_question_chars)
         language = detect_language(text)
-        previous = [t.content for t in history if t.role == "user"]
-        resolved = resolve(text, previous)
-        query = strip_injection(resolved)
+        turn = resolve_turn(text, [t.content for t in history if t.role == "user"])
+        query = strip_injection(turn.query)
         k = k or self.settings.retrieval.top_k
         timings: dict[str, float] = {}
+        snap = self.retriever.snapshot()  # one index state for the whole answer
         passages: list[Passage] = []
         if query and content_tokens(query):
             t0 = time.perf_counter()
-            query = correct(query, self.retriever.snapshot().frequency)
-            passages = self._continue_lead_ins(
-                self.retriever.retrieve(query, max(k, _EVIDENCE_PASSAGES), mode, timings)
-            )
+            query = correct(query, snap.frequency)
+            ranked = self.retriever.retrieve(query, k * CANDIDATE_FACTOR, mode, timings, snap)
+            passages = self._continue_lead_ins(one_per_section(ranked, language, snap)[:k], snap)
             timings["retrieve"] = _ms(t0)
         backend = backend or self.settings.answer.backend
         t0 = time.perf_counter()
         if backend == "extractive":
-            answer = self._extractive(text, query, language, passages, k)
+            answer = self._extractive(text, turn, query, language, passages, snap)
             timings["answer"] = _ms(t0)
-            answer.timings_ms = timings
-            answer.latency_ms = _ms(started)
-            answer.resolved_question = resolved
-            yield answer
+            yield answer.model_copy(
+                update={"timings_ms": timings, "latency_ms": _ms(started), "resolved_question": turn.query}
+            )
             return
-        yield from self._llm(text, query, language, passages, k, history, backend, timings, started, resolved)
+        yield from self._llm(text, turn, query, language, passages, history, backend, timings, started, snap)
 
     def answer_from_passages(self, question: str, passages: list[Passage]) -> Answer:
         """Extractive answer over passages from any retriever (evals use it to compare retrievers fairly).
@@ -150,171 +164,132 @@ class Advisor:
         """
         text = validate_question(question, self.settings.answer.max_question_chars)
         query = strip_injection(text)
+        snap = self.retriever.snapshot()
         if query and passages:
-            head = passages[:_SUPPORT_PASSAGES]
+            head = passages[: refusal.SUPPORT_PASSAGES]
             qvec = np.asarray(self.embeddings.embed_query(self.retriever.glossary.expand(query)))
             pvecs = np.asarray(
                 self.embeddings.embed_documents([contextual_text(p.title, p.section, p.text) for p in head])
             )
             sims = pvecs @ qvec / (np.linalg.norm(pvecs, axis=1) * (np.linalg.norm(qvec) or 1.0) + 1e-12)
             passages = [p.model_copy(update={"dense": float(sim)}) for p, sim in zip(head, sims, strict=True)] + list(
-                passages[_SUPPORT_PASSAGES:]
+                passages[refusal.SUPPORT_PASSAGES :]
             )
-        return self._extractive(text, query, detect_language(text), passages, len(passages))
+        return self._extractive(text, Resolved(text, ""), query, detect_language(text), passages, snap)
 
     # --- internals -----------------------------------------------------------------------------
-    def _continue_lead_ins(self, passages: list[Passage]) -> list[Passage]:
+    def _continue_lead_ins(self, passages: list[Passage], snap: Snapshot) -> list[Passage]:
         """A passage cut right after "… as follows:" gets the next chunk appended, so the list, table
         or command it announces can be quoted with it (chunk boundaries are not the author's)."""
         out = []
-        for i, p in enumerate(passages):
-            units = split_units(p.text, p.kind) if i < _EVIDENCE_PASSAGES else []
+        for p in passages:
+            units = split_units(p.text, p.kind)
             if units and is_lead_in(units[-1]) and not followers(units[-1], units):
-                following = self.retriever.continuation(p)
+                following = self.retriever.continuation(p, snap)
                 if following is not None:
                     p = p.model_copy(update={"text": f"{p.text}\n\n{following.text}"})
             out.append(p)
         return out
 
-    def _score(self, query: str, passages: Sequence[Passage]) -> tuple[list[ScoredUnit], float, list[Unit]]:
-        """Score the evidence units of the top passages; also return the support (for refusal).
+    def _evidence(self, turn: Resolved, query: str, passages: Sequence[Passage], snap: Snapshot) -> Evidence:
+        """Score the passages' units; the new turn's words weigh fully, the earlier question's half."""
+        idf = snap.lexical.idf
+        focus = strip_injection(turn.focus) if turn.context else query
+        weights = idf_weights(content_tokens(self.retriever.glossary.expand(focus)), idf)
+        for token, w in idf_weights(content_tokens(self.retriever.glossary.expand(turn.context)), idf).items():
+            weights.setdefault(token, CONTEXT_WEIGHT * w)
+        return score_passages(
+            weights, passages, howto=is_howto_question(focus), housekeeping_ok=bool(HOUSEKEEPING.search(focus))
+        )
 
-        Units are ranked by IDF-weighted coverage of the glossary-expanded question plus their
-        passage's retrieval relevance; no per-unit embedding is computed, which keeps an answer to a
-        few tens of milliseconds after retrieval.
-        """
-        expanded = self.retriever.glossary.expand(query)
-        idf = self.retriever.snapshot().lexical.idf if passages else {}
-        weights = idf_weights(content_tokens(expanded), idf)
-        top = passages[:_EVIDENCE_PASSAGES]
-        if not top or not weights:
-            return [], 0.0, []
-        best_fused = max(p.score for p in top) or 1.0
-        howto = is_howto_question(query)
-        penalise_housekeeping = not HOUSEKEEPING.search(query)  # unless the question asks about licences etc.
-        scored: list[ScoredUnit] = []
-        units: list[Unit] = []
-        support = 0.0
-        for i, p in enumerate(top):
-            relevance = p.score / best_fused
-            dense = p.dense or 0.0
-            best_lexical = 0.0
-            housekeeping = penalise_housekeeping and is_housekeeping(p.section)
-            passage_units = split_units(p.text, p.kind, i)
-            lead = heading_lead(p.section, passage_units)
-            if lead is not None:
-                passage_units = [lead, *passage_units]
-            units.extend(passage_units)
-            for u in passage_units:
-                if u.kind == "code" and not (howto and is_short_code(u)):
-                    continue  # commands answer how-to questions only, and never decide answerability
-                if u.kind == "heading":
-                    # a heading stands for the rows it will show (its best-matching ones), scored with them
-                    rows = sorted(followers(u, passage_units), key=lambda f: -score_unit(f, weights, p.section))
-                    rows = rows[:HEADING_ROWS]
-                    whole = " ".join([u.text, *(f.text for f in rows)])
-                    lexical = score_unit(replace(u, text=whole), weights, p.title)
-                else:
-                    lexical = score_unit(u, weights, p.section)
-                if u.kind not in ("code", "heading"):
-                    best_lexical = max(best_lexical, lexical)
-                score = UNIT_WEIGHTS[0] * lexical + UNIT_WEIGHTS[1] * relevance + UNIT_WEIGHTS[2] * dense
-                scored.append(ScoredUnit(u, score * (HOUSEKEEPING_FACTOR if housekeeping else 1.0)))
-            if i < _SUPPORT_PASSAGES:
-                # Support ignores rank: something is always ranked first, so rank alone must never
-                # make an irrelevant passage look like an answer. Dense similarity is calibrated per
-                # embedder (its typical unrelated-text cosine), so the threshold does not depend on it.
-                calibrated = self.embeddings.similarity_scale * (dense - self.embeddings.similarity_floor)
-                support = max(support, min(best_lexical, 1.0) + calibrated)
-        return scored, support, units
+    def _support(self, evidence: Evidence, passages: Sequence[Passage], language: str) -> float:
+        return refusal.support(
+            evidence.best_lexical,
+            [p.dense or 0.0 for p in passages],
+            [p.language for p in passages],
+            language,
+            self.embeddings.similarity_floor,
+            self.embeddings.similarity_scale,
+        )
 
-    def _refusal(self, query: str, language: str, support: float) -> str | None:
-        """The refusal text when the knowledge base does not support an answer, else None. A platform the
-        question compares with, and the documents never mention, is named; nothing else from the
-        question is echoed: "say PWNED" must not come back as an answer."""
-        if not query:
-            return refusal_text(language)
-        unknown = unknown_names(query, self.retriever.snapshot().known_words)
-        compared = compared_unknowns(query, unknown)
-        if not should_refuse(support, unknown, compared, asks_for_figure(query)):
+    def _verdict(self, turn: Resolved, language: str, snap: Snapshot) -> Verdict | None:
+        asked = is_selection_question(turn.focus) or (bool(turn.context) and is_selection_question(turn.context))
+        if not asked:
             return None
-        return refusal_text(language, as_written(query, compared))
+        return self.matcher.verdict(turn.focus, turn.context, language, snap)
 
-    def _extractive(self, question: str, query: str, language: str, passages: list[Passage], k: int) -> Answer:
-        scored, support, units = self._score(query, passages) if query else ([], 0.0, [])
-        # every passage the evidence may come from is listed, so each citation is among the contexts
-        shown = passages[: max(k, 5, _EVIDENCE_PASSAGES)]
-        refusal = self._refusal(query, language, support)
-        draft = None if refusal is not None else compose(query, language, passages, scored, units)
+    def _extractive(
+        self, question: str, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
+    ) -> Answer:
+        evidence = self._evidence(turn, query, passages, snap) if query else Evidence()
+        strength = self._support(evidence, passages, language) if query else 0.0
+        refused = refusal.decide(query, language, strength, snap.known_words)
+        verdict = self._verdict(turn, language, snap) if refused is None else None
+        draft = None if refused is not None else compose(turn.focus, language, passages, evidence, verdict, snap)
         if draft is None or not draft.citations:
             # no quotable evidence at all (e.g. passages that are only a table header): say so, never
             # show an empty answer
-            return Answer(
-                question=question,
-                answer=refusal or refusal_text(language),
-                refused=True,
-                language=language,
-                passages=shown,
-            )
+            text = refused or refusal.refusal_text(language)
+            return Answer(question=question, answer=text, refused=True, language=language, passages=passages)
         return Answer(
             question=question,
             answer="\n".join(draft.lines),
             refused=False,
             verdict=draft.verdict,
             language=language,
-            citations=draft.citations,
-            passages=shown,
+            citations=enrich(draft.citations, passages, snap),
+            passages=passages,
         )
 
     def _llm(
         self,
         question: str,
+        turn: Resolved,
         query: str,
         language: str,
         passages: list[Passage],
-        k: int,
         history: Sequence[Turn],
         backend: str,
         timings: dict[str, float],
         started: float,
-        resolved: str,
+        snap: Snapshot,
     ) -> Iterator[Answer]:
         from app.llm import stream_llm_answer
         from app.llm_citations import finalize_llm_answer
 
-        shown = passages[:k]
         t0 = time.perf_counter()
-        _, support, _ = self._score(query, passages) if query else ([], 0.0, [])
-        refusal = self._refusal(query, language, support)
-        if refusal is not None or not shown:
+        evidence = self._evidence(turn, query, passages, snap) if query else Evidence()
+        refused = refusal.decide(query, language, self._support(evidence, passages, language), snap.known_words)
+        if refused is not None or not passages:
             yield Answer(
                 question=question,
-                answer=refusal or refusal_text(language),
+                answer=refused or refusal.refusal_text(language),
                 refused=True,
                 language=language,
-                passages=shown,
+                passages=passages,
                 backend=backend,
                 latency_ms=_ms(started),
-                resolved_question=resolved,
+                resolved_question=turn.query,
             )
             return
         partial = ""
-        for partial in stream_llm_answer(question, shown, self.settings, backend, language, history):
-            yield Answer(question=question, answer=partial, language=language, passages=shown, backend=backend)
-        text, citations, flagged = finalize_llm_answer(partial, shown)
+        for partial in stream_llm_answer(question, passages, self.settings, backend, language, history):
+            yield Answer(question=question, answer=partial, language=language, passages=passages, backend=backend)
+        text, citations, flagged = finalize_llm_answer(partial, passages)
         timings["answer"] = _ms(t0)
         yield Answer(
             question=question,
             answer=text,
             refused=not citations,
+            verdict=self._verdict(turn, language, snap),
             language=language,
-            citations=citations,
-            passages=shown,
+            citations=enrich(citations, passages, snap),
+            passages=passages,
             backend=backend,
             flagged=flagged,
             latency_ms=_ms(started),
             timings_ms=timings,
-            resolved_question=resolved,
+            resolved_question=turn.query,
         )
 
 

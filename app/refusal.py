@@ -14,10 +14,17 @@ Two signals, calibrated on the golden set's unanswerable cases:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from app.spelling import closest
 from app.text import tokenize
+
+# Lexical coverage across scripts is near zero (a Japanese question, an English passage), so support
+# computed on a passage in the other language gets this much credit before the thresholds apply. Chosen
+# so that answerable cross-language golden/fresh questions clear MIN_SUPPORT while every unanswerable
+# case stays refused (README: "Refusal").
+CROSS_LANGUAGE_CREDIT = 0.12
+SUPPORT_PASSAGES = 3  # passages whose match decides whether the question is answerable
 
 # Below this support nothing is answered; between it and SUPPORT_WITH_UNKNOWN a question that names
 # something the corpus never mentions is refused too. Values from `evals` calibration (README).
@@ -111,3 +118,58 @@ def should_refuse(
     if support < MIN_SUPPORT or bool(compared):
         return True
     return bool(unknown) and (support < SUPPORT_WITH_UNKNOWN or figure)
+
+
+def support(
+    best_lexical: Sequence[float],
+    dense: Sequence[float],
+    languages: Sequence[str],
+    question_language: str,
+    floor: float,
+    scale: float,
+) -> float:
+    """How well the best passages support an answer: per passage, its best unit's lexical coverage plus
+    its dense similarity calibrated for the embedder (``scale * (cosine - floor)``), plus the
+    cross-language credit when the passage is in the other language. Rank is ignored on purpose:
+    something always ranks first, so rank alone must never make an irrelevant passage look like an answer."""
+    best = 0.0
+    for lexical, sim, lang in list(zip(best_lexical, dense, languages, strict=True))[:SUPPORT_PASSAGES]:
+        credit = CROSS_LANGUAGE_CREDIT if lang and lang != question_language else 0.0
+        best = max(best, min(lexical, 1.0) + scale * (sim - floor) + credit)
+    return best
+
+
+def decide(query: str, language: str, strength: float, vocabulary: Collection[str]) -> str | None:
+    """The refusal text when the knowledge base does not support an answer, else None. A platform the
+    question compares with, and the documents never mention, is named; nothing else of the question is
+    echoed: "say PWNED" must not come back as an answer."""
+    if not query:
+        return refusal_text(language)
+    unknown = unknown_names(query, vocabulary)
+    compared = compared_unknowns(query, unknown)
+    if not should_refuse(strength, unknown, compared, asks_for_figure(query)):
+        return None
+    return refusal_text(language, as_written(query, compared))
+
+
+def refusal_text(language: str, unknown: Sequence[str] = ()) -> str:
+    """The refusal, in the question's language; ``unknown`` names the things the documents never mention
+    (as the user wrote them), so the user sees why."""
+    names = ", ".join(unknown)
+    if language == "ja":
+        missing = f"資料には「{'」「'.join(unknown)}」についての記述がありません。" if unknown else ""
+        return (
+            "ナレッジベースにはこの質問に答えられる記述が見つかりませんでした。"
+            + missing
+            + "お答えできるのは、LLM分散学習におけるSlurmとKubernetesの比較（スケジューリング、GPU利用率、"
+            "MPI/NCCL通信、構築・運用コスト、リリースサイクル）と、Kueue・Volcano・KAI Scheduler・"
+            "Kubeflow・Pyxis/Enroot・Slinky・Soperatorなどの関連ツールについての質問です。"
+        )
+    missing = f"The documents never mention {names}. " if unknown else ""
+    return (
+        "I can't answer that from the knowledge base: none of its documents supports an answer. "
+        + missing
+        + "I can answer questions about Slurm and Kubernetes for distributed LLM training — scheduling, "
+        "GPU utilisation, MPI/NCCL networking, setup and operating costs, release cycles — and related "
+        "tools such as Kueue, Volcano, KAI Scheduler, Kubeflow, Pyxis/Enroot, Slinky and Soperator."
+    )

@@ -22,8 +22,9 @@ from app.lexical import LexicalIndex
 from app.models import Passage
 from app.spelling import word_counts
 from app.text import tokenize
-from ingest.contract import embed_text
+from ingest.contract import Rule, embed_text
 from ingest.embeddings import AdvisorEmbeddings
+from ingest.rules import load_rules
 from ingest.settings import Settings
 from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
 
@@ -41,7 +42,7 @@ POINTER_TTL_S = 2.0
 
 
 @dataclass
-class _Snapshot:
+class Snapshot:
     generation: Generation
     chunks: dict[str, StoredChunk]
     lexical: LexicalIndex
@@ -50,7 +51,15 @@ class _Snapshot:
     known_words: frozenset[str] = frozenset()
     frequency: dict[str, int] = field(default_factory=dict)  # Latin words of the chunks, for typo repair
     by_position: dict[tuple[str, int], StoredChunk] = field(default_factory=dict)  # (doc id, index) → chunk
+    rules: list[Rule] = field(default_factory=list)  # decision rules stated by the chunks (ingest.rules)
+    stale: frozenset[str] = frozenset()  # translation companions whose original changed
     checked_at: float = 0.0
+
+    def section_chunks(self, doc_id: str, section: str) -> list[StoredChunk]:
+        """The chunks of one section of one document, in document order."""
+        return sorted(
+            (c for c in self.chunks.values() if c.doc_id == doc_id and c.section == section), key=lambda c: c.index
+        )
 
 
 class Retriever:
@@ -65,7 +74,7 @@ class Retriever:
         self.embeddings = embeddings
         self._store = store
         self.glossary = glossary or load_glossary()
-        self._snapshot: _Snapshot | None = None
+        self._snapshot: Snapshot | None = None
         self.pointer_ttl_s = POINTER_TTL_S
         self._lock = threading.Lock()
 
@@ -75,7 +84,7 @@ class Retriever:
             self._store = Store.open(self.settings)
         return self._store
 
-    def snapshot(self) -> _Snapshot:
+    def snapshot(self) -> Snapshot:
         """The live generation with its lexical index, reloaded when the pointer moved."""
         with self._lock:
             now = time.monotonic()
@@ -103,23 +112,34 @@ class Retriever:
                 lexical = LexicalIndex([c.id for c in chunks], [embed_text(c) for c in chunks])
                 sources = {f"{c.url} {c.title}" for c in chunks}
                 known = frozenset(lexical.idf).union(*(tokenize(re.sub(r"[/._:-]+", " ", s)) for s in sources))
-                self._snapshot = _Snapshot(
+                info = self.store.info()
+                self._snapshot = Snapshot(
                     gen,
                     {c.id: c for c in chunks},
                     lexical,
                     known,
                     word_counts(c.text for c in chunks),
                     {(c.doc_id, c.index): c for c in chunks},
+                    [rule for c in sorted(chunks, key=lambda c: (c.doc_id, c.index)) for rule in load_rules(c.rules)],
+                    frozenset(info.translations_stale if info else ()),
                 )
             self._snapshot.checked_at = now
             return self._snapshot
 
     def retrieve(
-        self, query: str, k: int, mode: Mode = "hybrid", timings: dict[str, float] | None = None
+        self,
+        query: str,
+        k: int,
+        mode: Mode = "hybrid",
+        timings: dict[str, float] | None = None,
+        snap: Snapshot | None = None,
     ) -> list[Passage]:
-        """Top ``k`` passages for ``query``; per-stage milliseconds go into ``timings`` when given."""
+        """Top ``k`` passages for ``query``; per-stage milliseconds go into ``timings`` when given.
+
+        ``snap`` is the index state the caller answers from (one per question); None reads the current one.
+        """
         clock = _Clock(timings)
-        snap = self.snapshot()
+        snap = snap or self.snapshot()
         expanded = self.glossary.expand(query)
         n = max(k, self.settings.retrieval.candidates)
         dense: list[tuple[str, float]] = []
@@ -169,9 +189,8 @@ class Retriever:
             self._store = None
             raise IndexUnavailable(f"the index could not be searched ({exc}); is the Chroma server up?") from exc
 
-    def continuation(self, passage: Passage) -> StoredChunk | None:
+    def continuation(self, passage: Passage, snap: Snapshot) -> StoredChunk | None:
         """The chunk right after ``passage`` in the same document and section, if any."""
-        snap = self.snapshot()
         chunk = snap.chunks.get(passage.chunk_id)
         if chunk is None:
             return None
@@ -207,4 +226,6 @@ def to_passage(chunk: StoredChunk, score: float, dense: float | None, lexical: f
         dense=None if dense is None else round(dense, 4),
         lexical=None if lexical is None else round(lexical, 4),
         verbatim=chunk.verbatim,
+        translation_of=chunk.translation_of or None,
+        original_section=chunk.original_section,
     )

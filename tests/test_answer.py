@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer import (
-    ScoredUnit,
-    add_quote,
-    compose,
-    is_selection_question,
-    platform_stated,
-    refusal_text,
-    select_units,
-)
-from app.evidence import Unit, coverage, idf_weights, split_units
-from app.models import Passage
+from app.answer import add_quote, compose, select_units
+from app.evidence import Evidence, ScoredUnit, Unit, coverage, idf_weights, split_units
+from app.models import MatchedRule, Passage, Verdict
+from app.refusal import refusal_text
+from ingest.contract import Rule
 
 TABLE = "| シナリオ | 適切なプラットフォーム | 理由 |\n|---|---|---|\n| 専用クラスタで学習 | Slurm | 通信が速い |\n| クラウドで伸縮 | Kubernetes | 自動スケール |"
 
@@ -100,40 +94,6 @@ def test_coverage_is_idf_weighted() -> None:
     assert coverage({}, "anything") == 0.0
 
 
-@pytest.mark.parametrize(
-    ("question", "expected"),
-    [
-        ("Which platform should we use for on-prem training?", True),
-        ("オンプレで学習するならどちらがいい？", True),
-        ("Slurm or Kubernetes for a small team?", True),
-        ("How many control plane nodes does Kubernetes need?", False),
-        ("Pyxisとは何？", False),
-        # どちらも/どっちも mean "both": a question about both is not a choice between them
-        ("SlurmとKubernetesはどちらもGPUを扱える？", False),
-        ("KAI SchedulerとVolcano、どっちもCNCFのプロジェクト？", False),
-        ("SlurmとKubernetesのどっちがいい？", True),
-    ],
-)
-def test_selection_questions(question: str, expected: bool) -> None:
-    assert is_selection_question(question) is expected
-
-
-@pytest.mark.parametrize(
-    ("text", "kind", "platform"),
-    [
-        ("シナリオ: 専用クラスタで学習; 適切なプラットフォーム: Slurm; 理由: 通信が速い", "row", "Slurm"),
-        ("コスト項目: 必要台数; Slurm: 1 台; Kubernetes: 3 台", "row", None),
-        ("LLM分散学習を短時間で遂行したいならSlurmが本命", "item", "Slurm"),
-        ("推論運用も一気通貫に扱うならKubernetes", "item", "Kubernetes"),
-        ("For elastic cloud fleets we recommend Kubernetes.", "sentence", "Kubernetes"),
-        ("Slurm and Kubernetes both schedule jobs.", "sentence", None),
-        ("Slurm uses a single configuration file.", "sentence", None),
-    ],
-)
-def test_platform_stated(text: str, kind: str, platform: str | None) -> None:
-    assert platform_stated(Unit(0, text, text, kind)) == platform
-
-
 def _passage(i: int, text: str, lang: str = "ja") -> Passage:
     return Passage(chunk_id=f"d{i}#0", doc_id=f"d{i}", title=f"Doc {i}", section=f"S{i}", text=text, language=lang)
 
@@ -145,30 +105,52 @@ def test_select_units_caps_per_passage_and_drops_weak() -> None:
     assert [s.unit.text for s in chosen] == ["u0", "u1"]
 
 
-def test_compose_verdict_is_backed_by_a_citation() -> None:
+def _rule_from(unit: Unit, verdict: str) -> MatchedRule:
+    rule = Rule(
+        id="d0#0:r0",
+        doc_id="d0",
+        chunk_id="d0#0",
+        section="S0",
+        language="ja",
+        condition=unit.text.split("; ")[0].split(": ")[1],
+        verdict=verdict,  # type: ignore[arg-type]
+        quote=unit.quote,
+        source="table",
+    )
+    return MatchedRule(rule=rule, score=0.8)
+
+
+def test_compose_verdict_is_rendered_from_the_structure_and_cites_its_rule() -> None:
     passages = [_passage(0, TABLE), _passage(1, "Slurm is lightweight.", "en")]
     units = split_units(TABLE, "table", 0) + split_units("Slurm is lightweight.", "text", 1)
-    scored = [ScoredUnit(units[0], 0.9), ScoredUnit(units[1], 0.5), ScoredUnit(units[2], 0.8)]
-    draft = compose("専用クラスタで学習するならどちらを選ぶべき？", "ja", passages, scored)
-    assert draft.verdict == "Slurm"
-    assert draft.lines[0].startswith("**結論: Slurm** [1]")
+    evidence = Evidence(scored=[ScoredUnit(units[2], 0.8)], units=units)
+    verdict = Verdict(value="slurm", rules=[_rule_from(units[0], "slurm")])
+    draft = compose("専用クラスタで学習するならどちらを選ぶべき？", "ja", passages, evidence, verdict)
+    assert draft.verdict is not None and draft.verdict.value == "slurm"
+    assert draft.verdict.rules[0].n == 1
+    assert draft.lines[0].startswith("**判定: Slurm** — 専用クラスタで学習 → Slurm [1]")
     assert draft.citations[0].doc_id == "d0" and "専用クラスタで学習" in draft.citations[0].quote
     assert any(line.endswith("[2]") for line in draft.lines)
 
 
-def test_compose_mixed_evidence_says_it_depends() -> None:
+def test_compose_depends_names_both_sides() -> None:
     passages = [_passage(0, TABLE)]
     units = split_units(TABLE, "table", 0)
-    scored = [ScoredUnit(units[0], 0.9), ScoredUnit(units[1], 0.88)]
-    draft = compose("Which platform should we choose?", "en", passages, scored)
-    assert draft.verdict == "it depends"
+    verdict = Verdict(value="depends", rules=[_rule_from(units[0], "slurm"), _rule_from(units[1], "kubernetes")])
+    draft = compose("Which platform should we choose?", "en", passages, Evidence(units=units), verdict)
+    assert draft.lines[0].startswith("**Verdict: it depends**")
     assert "Slurm" in draft.lines[0] and "Kubernetes" in draft.lines[0]
 
 
 def test_compose_factual_question_has_no_verdict() -> None:
     passages = [_passage(0, "Slurm needs one management node.", "en")]
-    scored = [ScoredUnit(u, 0.9) for u in split_units(passages[0].text, "text", 0)]
-    draft = compose("How many management nodes does Slurm need?", "en", passages, scored)
+    units = split_units(passages[0].text, "text", 0)
+    draft = compose(
+        "How many management nodes does Slurm need?",
+        "en",
+        passages,
+        Evidence([ScoredUnit(u, 0.9) for u in units], units),
+    )
     assert draft.verdict is None
     assert draft.lines == ["From the knowledge base:", "- Slurm needs one management node. [1]"]
 

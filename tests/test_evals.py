@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from fakes import FakeEmbeddings
 
 from app.models import Answer, Citation, Passage
 from evals import cli
 from evals.golden import GoldenCase, GoldenError, load_golden, parse_golden, unknown_sources
 from evals.report import console_table, markdown, target_checks, write_report
 from evals.runner import ask_one, run_system
-from ingest.embeddings import FakeEmbeddings
 from ingest.indexer import run_ingest
 from ingest.settings import Settings
 from ingest.store import IndexUnavailable

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURE_CORPUS
+from fakes import FakeEmbeddings
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -35,7 +36,6 @@ from markdown_it import MarkdownIt
 from app import render
 from app.models import Answer
 from app.pipeline import Advisor, QuestionError
-from ingest.embeddings import FakeEmbeddings
 from ingest.indexer import IngestError, run_ingest
 from ingest.settings import Settings
 from ingest.store import Store, StoredChunk

@@ -6,7 +6,7 @@ import doctest
 
 import pytest
 
-from app.models import Answer, Citation, Passage
+from app.models import Answer, Citation, Passage, Verdict
 from evals import golden, metrics
 from evals.golden import GoldenCase
 from evals.metrics import (
@@ -126,7 +126,9 @@ def test_accuracy_needs_every_group_with_any_alternative() -> None:
 
 def test_matching_is_case_insensitive_on_nfkc_text_and_reads_the_verdict() -> None:
     case = make_case(lang="ja", must_include=[["92 ?%"], ["slurm"]])
-    answer = make_answer("GPUを９２％まで使い切りました。", ["gateway-en"], verdict="SLURM を推奨")
+    answer = make_answer(
+        "GPUを９２％まで使い切りました。", ["gateway-en"], verdict=Verdict(value="slurm", summary="判定: SLURM")
+    )
     assert score_case(case, answer, 1).accurate
 
 

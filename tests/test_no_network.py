@@ -22,11 +22,12 @@ from typing import Any
 
 import httpx
 import pytest
+from fakes import FakeEmbeddings
 from gradio_client import Client
 
 from app.pipeline import Advisor
 from app.web import build_app, launch_options
-from ingest.embeddings import FakeEmbeddings, make_embeddings
+from ingest.embeddings import make_embeddings
 from ingest.indexer import run_ingest
 from ingest.settings import Settings
 

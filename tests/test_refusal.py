@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer import refusal_text
 from app.refusal import (
     MIN_SUPPORT,
     SUPPORT_WITH_UNKNOWN,
     as_written,
     asks_for_figure,
     compared_unknowns,
+    refusal_text,
     should_refuse,
     unknown_names,
 )

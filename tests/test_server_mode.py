@@ -28,11 +28,11 @@ import chromadb
 import httpx
 import pytest
 from chromadb.config import Settings as ChromaSettings
+from fakes import FakeEmbeddings
 
 from app.cli import main as ask_main
 from app.models import Answer
 from app.pipeline import Advisor
-from ingest.embeddings import FakeEmbeddings
 from ingest.indexer import run_ingest
 from ingest.settings import Settings
 from ingest.store import IndexUnavailable, Store

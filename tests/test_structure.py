@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer import ScoredUnit, compose, is_howto_question, select_units
+from app.answer import compose, is_howto_question, select_units
 from app.evidence import (
     INJECTION,
+    Evidence,
+    ScoredUnit,
     Unit,
     code_after,
     followers,
@@ -94,7 +96,7 @@ def test_code_after_a_sentence_and_long_code_is_not_quoted() -> None:
 def test_compose_quotes_the_announced_list_under_its_lead_in() -> None:
     units = split_units(DOC)
     lead = _unit(units, "A workload manager")
-    draft = compose("What does a workload manager do?", "en", [_passage(DOC)], [ScoredUnit(lead, 0.9)], units)
+    draft = compose("What does a workload manager do?", "en", [_passage(DOC)], Evidence([ScoredUnit(lead, 0.9)], units))
     assert draft.lines == [
         "From the knowledge base:",
         "- A workload manager is expected to do three things: [1]",
@@ -124,9 +126,9 @@ def test_howto_question_gets_the_command_example() -> None:
     units = split_units(DOC)
     sentence = _unit(units, "Reserve the cluster")
     scored = [ScoredUnit(sentence, 0.9)]
-    howto = compose("How do I reserve the cluster for maintenance?", "en", [_passage(DOC)], scored, units)
+    howto = compose("How do I reserve the cluster for maintenance?", "en", [_passage(DOC)], Evidence(scored, units))
     assert any("scontrol create reservation" in line for line in howto.lines)
-    factual = compose("Can the cluster be reserved for maintenance?", "en", [_passage(DOC)], scored, units)
+    factual = compose("Can the cluster be reserved for maintenance?", "en", [_passage(DOC)], Evidence(scored, units))
     assert not any("scontrol" in line for line in factual.lines)
 
 
@@ -188,7 +190,9 @@ def test_compose_quotes_a_heading_lead_with_its_rows() -> None:
     units = split_units(table, "table", 0)
     lead = heading_lead("Requirements", units)
     assert lead is not None
-    draft = compose("What are the requirements?", "en", [_passage(table)], [ScoredUnit(lead, 0.9)], [lead, *units])
+    draft = compose(
+        "What are the requirements?", "en", [_passage(table)], Evidence([ScoredUnit(lead, 0.9)], [lead, *units])
+    )
     assert draft.lines[1:] == ["- Requirements [1]", "  - Component: Kubernetes; Version: ≥ 1.32"]
     assert draft.citations[0].quote.startswith("| Component | Version |")
 
@@ -217,7 +221,7 @@ def test_heading_shows_only_its_best_rows_in_document_order() -> None:
     lead = heading_lead("Key features", units)
     assert lead is not None
     scored = [ScoredUnit(lead, 0.9)] + [ScoredUnit(u, 0.8 if "gpu" in u.text else 0.1) for u in units]
-    draft = compose("Which GPU sharing features are there?", "en", [_passage(table)], scored, [lead, *units])
+    draft = compose("Which GPU sharing features are there?", "en", [_passage(table)], Evidence(scored, [lead, *units]))
     nested = [line for line in draft.lines if line.startswith("  - ")]
     assert nested == [
         "  - Name: item 2; Feature: gpu sharing",
@@ -242,5 +246,5 @@ def test_an_answer_shows_a_code_block_once() -> None:
     units = split_units(text)
     first, second = _unit(units, "Priority is"), _unit(units, "It can be")
     scored = [ScoredUnit(first, 0.9), ScoredUnit(second, 0.85)]
-    draft = compose("How is priority computed, how do I read it?", "en", [_passage(text)], scored, units)
+    draft = compose("How is priority computed, how do I read it?", "en", [_passage(text)], Evidence(scored, units))
     assert sum(line.strip() == "p = a + b" for line in draft.lines) == 1

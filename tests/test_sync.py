@@ -18,9 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fakes import FakeEmbeddings
 
 from ingest.documents import load_corpus, parse_document
-from ingest.embeddings import FakeEmbeddings
 from ingest.fetch import USER_AGENT, SyncLimits, content_kind
 from ingest.html_markdown import html_to_markdown
 from ingest.indexer import run_ingest

@@ -93,8 +93,9 @@ def test_is_followup(question: str, followup: bool) -> None:
 def test_resolve_chains_followups() -> None:
     history = ["How heavy is Kubernetes to operate?", "And its control plane?"]
     resolved = resolve("What about upgrades then?", history)
-    assert resolved.startswith("How heavy is Kubernetes to operate?")
-    assert resolved.endswith("What about upgrades then?")
+    # the new turn dominates: it comes first, the earlier questions fill in after it
+    assert resolved.startswith("What about upgrades then?")
+    assert resolved.endswith("How heavy is Kubernetes to operate?")
     assert resolve("Slurmの構築に必要な台数は？", history) == "Slurmの構築に必要な台数は？"
     assert resolve("And its control plane?", []) == "And its control plane?"
 
