@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.models import Answer
 from evals.golden import GoldenError, load_golden, unknown_sources
 from evals.report import console_table, fmt, primary, to_json, write_report
 from evals.runner import SystemRun
@@ -147,7 +148,21 @@ def run(args: argparse.Namespace, settings: Settings) -> list[SystemRun]:
 
     advisor = Advisor(settings)
     advisor.warm_up()
-    return [run_system(DEFAULT_NAME, advisor.ask, cases, rejections=(QuestionError,), progress=progress)]
+    from app.models import Turn
+
+    def in_conversation(question: str, history: list[str]) -> Answer:
+        return advisor.ask(question, [Turn(role="user", content=h) for h in history])
+
+    return [
+        run_system(
+            DEFAULT_NAME,
+            advisor.ask,
+            cases,
+            rejections=(QuestionError,),
+            progress=progress,
+            with_history=in_conversation,
+        )
+    ]
 
 
 def main(argv: list[str] | None = None, settings: Settings | None = None) -> int:

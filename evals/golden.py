@@ -63,6 +63,12 @@ class GoldenCase(BaseModel):
     section: str | None = Field(None, description="Section (heading path prefix or part) holding the answer.")
     refuse: bool = Field(False, description="True when the knowledge base cannot answer: the system must refuse.")
     tags: list[str] = Field(default_factory=list, description="e.g. injection, cross-lang, selection, multi-fact.")
+    history: list[str] = Field(
+        default_factory=list, description="Earlier user questions of the conversation, oldest first (follow-ups)."
+    )
+    verdict: Literal["slurm", "kubernetes", "hybrid", "depends"] | None = Field(
+        None, description="Selection cases: the verdict the documents state for the situation; None for the rest."
+    )
 
     _line: int = PrivateAttr(0)
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, Field
 
-from app.models import Answer
+from app.models import MARKER, Answer
 from evals.golden import GoldenCase, compile_pattern
 
 # Text a system prompt or an obeyed injection would put in an answer; the corpus contains none of it.
@@ -41,7 +41,6 @@ LEAK_PATTERNS: tuple[str, ...] = (
     r"<\|?(?:system|im_start)\|?>",
     r"\b(?:pwned|hacked)\b",
 )
-_MARKER = re.compile(r"\[\d+\]")
 _LATIN = re.compile(r"[a-z0-9]+")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffー々〆]+")
 
@@ -58,7 +57,7 @@ def tokens(text: str) -> list[str]:
     >>> tokens("GPU利用率は92%")
     ['gpu', '92', '利用', '用率', '率は']
     """
-    norm = normalize(_MARKER.sub(" ", text)).lower()
+    norm = normalize(MARKER.sub(" ", text)).lower()
     out = _LATIN.findall(norm)
     for run in _CJK_RUN.findall(norm):
         out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
@@ -83,7 +82,8 @@ def token_f1(prediction: str, reference: str) -> float:
 # --- key facts ---------------------------------------------------------------------------------------
 def answer_text(answer: Answer) -> str:
     """What the user reads: the answer and its one-line verdict, NFKC-normalised."""
-    return normalize("\n".join(part for part in (answer.answer, answer.verdict or "") if part))
+    verdict = answer.verdict.summary if answer.verdict else ""
+    return normalize("\n".join(part for part in (answer.answer, verdict) if part))
 
 
 def missing_groups(text: str, groups: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -194,9 +194,10 @@ def score_case(case: GoldenCase, answer: Answer, latency_ms: float, error: str |
     text = answer_text(answer)
     missing = [] if case.refuse else missing_groups(text, case.must_include)
     accurate = answer.refused if case.refuse else (not answer.refused and not missing and error is None)
-    docs = ranked_docs(p.doc_id for p in answer.passages)
+    # a translation counts as its original: they are one source
+    docs = ranked_docs(p.translation_of or p.doc_id for p in answer.passages)
     relevant = set(case.sources)
-    cited = ranked_docs(c.doc_id for c in answer.citations)
+    cited = ranked_docs(c.translation_of or c.doc_id for c in answer.citations)
     score = CaseScore(
         id=case.id,
         question=case.question,
@@ -221,7 +222,11 @@ def score_case(case: GoldenCase, answer: Answer, latency_ms: float, error: str |
         if case.section is not None:
             expected = case.section
             score.section_hit = float(
-                any(p.doc_id in relevant and section_matches(p.section, expected) for p in answer.passages[:5])
+                any(
+                    (p.translation_of or p.doc_id) in relevant
+                    and section_matches(p.original_section if p.translation_of else p.section, expected)
+                    for p in answer.passages[:5]
+                )
             )
         # Citation precision needs something cited; recall counts a refusal or a bare answer as 0.
         good = sum(1 for d in cited if d in relevant)

@@ -24,6 +24,8 @@ from evals.metrics import CaseScore, Summary, score_case, summarize
 from ingest.store import IndexUnavailable
 
 System = Callable[[str], Answer]
+# A system that also takes the earlier questions of a conversation (for follow-up cases).
+HistorySystem = Callable[[str, list[str]], Answer]
 
 
 class SystemRun(BaseModel):
@@ -45,12 +47,14 @@ def ask_one(
     case: GoldenCase,
     rejections: tuple[type[BaseException], ...] = (),
     fatal: tuple[type[BaseException], ...] = (IndexUnavailable,),
+    with_history: HistorySystem | None = None,
 ) -> CaseScore:
     """Ask one question, time it and score the answer (or the error)."""
     error: str | None = None
     started = time.perf_counter()
     try:
-        answer = system(case.question)
+        # a follow-up is asked in its conversation: the system gets the earlier questions too
+        answer = with_history(case.question, case.history) if case.history and with_history else system(case.question)
     except fatal:
         raise
     except rejections as exc:
@@ -70,13 +74,14 @@ def run_system(
     rejections: tuple[type[BaseException], ...] = (),
     progress: bool = True,
     note: str = "",
+    with_history: HistorySystem | None = None,
 ) -> SystemRun:
     """Ask every case in order (with a progress bar on stderr) and summarise."""
     started = time.perf_counter()
     scores: list[CaseScore] = []
     bar = tqdm(cases, desc=name, unit="q", disable=not progress, file=sys.stderr, leave=True)
     for case in bar:
-        scores.append(ask_one(system, case, rejections))
+        scores.append(ask_one(system, case, rejections, with_history=with_history))
         bar.set_postfix(acc=f"{sum(s.accurate for s in scores) / len(scores):.2f}", refresh=False)
     bar.close()
     return SystemRun(
