@@ -1,8 +1,10 @@
 """👍/👎 feedback on answers, kept locally as JSON Lines, and its export as candidate golden cases.
 
-One line per rating: timestamp, question, answer, citations, rating, optional comment (plus backend and
-language, which help when reading it later). Appends are serialised by a process-wide lock so
-concurrent UI requests never interleave lines. ``export_candidates`` turns ratings into cases in the
+One line per rated answer: timestamp, message id, question, answer, citations, rating, optional comment
+(plus backend and language, which help when reading it later). A later vote or comment on the same
+answer (same ``message_id``) replaces the earlier line, so 👎 then 👍 keeps only 👍. Writes are
+serialised by a process-wide lock and replace the file atomically, so concurrent UI requests never
+interleave or lose lines. ``export_candidates`` turns ratings into cases in the
 ``evals/golden.jsonl`` format for a person to review: a liked answer proposes itself as the reference;
 a disliked one keeps its question and cited sources but leaves the reference answer to the reviewer.
 ``must_include`` is always empty: the evals loader requires key facts for answerable cases, so a
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
 from datetime import UTC, datetime
@@ -34,6 +37,7 @@ _MARKERS = re.compile(r"\s*\[\d{1,3}\]")
 
 class FeedbackRecord(BaseModel):
     timestamp: str
+    message_id: str = ""
     question: str
     answer: str
     citations: list[CitedSource] = Field(default_factory=list)
@@ -44,11 +48,14 @@ class FeedbackRecord(BaseModel):
     backend: str = ""
 
 
-def make_record(answer: Answer, rating: Rating, comment: str = "", now: datetime | None = None) -> FeedbackRecord:
+def make_record(
+    answer: Answer, rating: Rating, comment: str = "", now: datetime | None = None, message_id: str = ""
+) -> FeedbackRecord:
     """A feedback line for ``answer`` (pure; the comment is trimmed and bounded)."""
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return FeedbackRecord(
         timestamp=stamp,
+        message_id=message_id,
         question=answer.question,
         answer=answer.answer,
         citations=[CitedSource.model_validate(c.model_dump(exclude={"quote"})) for c in answer.citations],
@@ -60,14 +67,33 @@ def make_record(answer: Answer, rating: Rating, comment: str = "", now: datetime
     )
 
 
-def record_feedback(path: Path, answer: Answer, rating: Rating, comment: str = "") -> FeedbackRecord:
-    """Append one rating to the JSONL file at ``path`` (created with its folder when missing)."""
-    record = make_record(answer, rating, comment)
+def record_feedback(
+    path: Path, answer: Answer, rating: Rating, comment: str = "", message_id: str = ""
+) -> FeedbackRecord:
+    """Store one rating in the JSONL file at ``path`` (created with its folder when missing).
+
+    With a ``message_id``, an earlier line for the same answer is replaced; without one, the line is appended.
+    """
+    record = make_record(answer, rating, comment, message_id=message_id)
     line = json.dumps(record.model_dump(), ensure_ascii=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _LOCK, path.open("a", encoding="utf-8") as fh:
-        fh.write(line)
+    with _LOCK:
+        if not message_id or not path.exists():
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(line)
+            return record
+        kept = [old for old in path.read_text(encoding="utf-8").splitlines(keepends=True) if not _same(old, message_id)]
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(kept) + line, encoding="utf-8")
+        os.replace(tmp, path)
     return record
+
+
+def _same(line: str, message_id: str) -> bool:
+    try:
+        return bool(json.loads(line).get("message_id") == message_id)
+    except (ValueError, AttributeError):
+        return False  # a damaged line is kept as it is; load_feedback skips it
 
 
 def load_feedback(path: Path) -> list[FeedbackRecord]:

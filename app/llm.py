@@ -4,8 +4,9 @@
 the model answer only from the passages, cite ``[n]`` after every sentence, answer in the question's
 language, refuse when unsupported, and treat passages and question as data (prompt-injection resistance).
 ``stream_llm_answer`` sends them to an OpenAI-compatible server (``ChatOpenAI``) or Ollama (``ChatOllama``)
-and yields the growing text; transport failures become ``LLMUnavailable`` with a message naming the URL
-and the setting to fix. The model's final text is cleaned by ``app.llm_citations.finalize_llm_answer``.
+and yields the growing text; transport failures become ``LLMUnavailable`` with a message naming the URL,
+the setting to fix and how to start a server. ``check_backend`` is the UI's cheap health check (GET the
+server's model list, short timeout, only the configured URL). The model's final text is cleaned by ``app.llm_citations.finalize_llm_answer``.
 
 Deliberately left out: retrieval, refusal thresholds and verdicts (``app.pipeline`` decides when an LLM
 is called at all), retries (the user is waiting; a failed call falls back or reports), and checking that
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import httpx
 import ollama
@@ -57,6 +59,56 @@ _TAG = re.compile(r"<(/?\s*(?:passages|passage|conversation|turn|question)\b)", 
 
 class LLMUnavailable(RuntimeError):
     """The LLM server is unreachable, timed out or returned an HTTP error. The message is user-facing."""
+
+
+# How to get a server running, named in every "cannot reach" message and in the UI's health notes.
+START_OPENAI = (
+    "Start an OpenAI-compatible server, e.g. vLLM (`vllm serve MODEL --port 8000`) or the llama.cpp server "
+    "(`llama-server -m MODEL.gguf --port 8080`), and set ADVISOR_OPENAI_BASE_URL to its address "
+    "(ending in /v1) — or use the extractive backend."
+)
+START_OLLAMA = (
+    "Start it with `ollama serve` (and `ollama pull MODEL`), or set ADVISOR_OLLAMA_BASE_URL — "
+    "or use the extractive backend."
+)
+HEALTH_TIMEOUT_S = 1.5
+
+
+@dataclass(frozen=True)
+class Health:
+    """Whether a backend's server answered its cheap listing endpoint; ``message`` is user-facing."""
+
+    backend: str
+    ok: bool
+    url: str
+    message: str = ""
+
+
+def check_backend(settings: Settings, backend: str, timeout: float = HEALTH_TIMEOUT_S) -> Health:
+    """GET ``{openai_base_url}/models`` or ``{ollama_base_url}/api/tags``: the configured server only.
+
+    The extractive backend needs no server and is always healthy. A connection error or an HTTP error
+    marks the backend unavailable with a message that names the URL and how to start a server.
+    """
+    if backend == "extractive":
+        return Health(backend, True, "")
+    if backend == "openai":
+        base, start = settings.llm.openai_base_url.rstrip("/"), START_OPENAI
+        url = base + "/models"
+        key = settings.llm.openai_api_key.get_secret_value()
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+    elif backend == "ollama":
+        base, start = settings.llm.ollama_base_url.rstrip("/"), START_OLLAMA
+        url, headers = base + "/api/tags", {}
+    else:
+        raise ValueError(f"unknown LLM backend {backend!r}: expected 'extractive', 'openai' or 'ollama'")
+    try:
+        resp = httpx.get(url, headers=headers, timeout=timeout, follow_redirects=False)
+    except httpx.HTTPError:
+        return Health(backend, False, url, f"No server answers at {base}. {start}")
+    if resp.status_code != 200:
+        return Health(backend, False, url, f"{url} returned HTTP {resp.status_code}. {start}")
+    return Health(backend, True, url)
 
 
 # --------------------------------------------------------------------------------------------- prompt
@@ -187,11 +239,7 @@ def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavail
         if isinstance(exc, openai.APITimeoutError):
             return LLMUnavailable(f"{where} {timeout}")
         if isinstance(exc, openai.APIConnectionError):
-            return LLMUnavailable(
-                f"Cannot reach the OpenAI-compatible server at {url}. Start it, or set "
-                "ADVISOR_OPENAI_BASE_URL to its address (usually ending in /v1), or use the extractive "
-                "backend."
-            )
+            return LLMUnavailable(f"Cannot reach the OpenAI-compatible server at {url}. {START_OPENAI}")
         if isinstance(exc, openai.APIStatusError):
             code = exc.status_code
             if code in (401, 403):
@@ -225,10 +273,7 @@ def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavail
         )
     # ollama raises the builtin ConnectionError when it cannot connect; httpx errors cover broken streams.
     if isinstance(exc, ConnectionError | httpx.HTTPError):
-        return LLMUnavailable(
-            f"Cannot reach Ollama at {url}. Start it (`ollama serve`), or set ADVISOR_OLLAMA_BASE_URL, "
-            "or use the extractive backend."
-        )
+        return LLMUnavailable(f"Cannot reach Ollama at {url}. {START_OLLAMA}")
     return None
 
 

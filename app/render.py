@@ -1,34 +1,40 @@
-"""Pure rendering: ``Answer`` and index status → the Markdown/HTML strings the web UI shows.
+"""Pure rendering: ``Answer`` and index status → the Markdown/HTML strings the web UI shows, in one language.
 
 Everything that came from a user or a document is escaped here, before Gradio sees it, so the page
 never depends on Gradio's sanitizer alone. Markdown is kept (documents carry tables, lists and code):
 ``&``, ``<`` and ``>`` are escaped outside code, while code spans and fences are left to the Markdown
 renderer, which escapes them itself. Citation markers ``[n]`` become ``<sup>`` links to an anchor on
-the matching source entry; each source shows title, section path and link, and its quoted passage
-sits in a ``<details>`` that the reader expands. The platform helper's recommendation is rendered
-here too, with the same markers and source entries.
+the matching source entry; each source shows title (a deep link that scrolls the source page to the
+quote), section path, badges for translations and paraphrased notes, and its quoted passage in a
+``<details>``. A verdict is rendered from the ``Verdict`` object (badge, summary, what would change it),
+never parsed from Markdown. ``answer_plain`` is the same answer as plain text for the copy button.
 
 Example: ``answer_markdown(Answer(answer="GPUs at 92% [1]", citations=[c1]), key="a2")`` →
 ``GPUs at 92%<sup class="cite"><a href="#src-a2-1" ...>[1]</a></sup>`` followed by a sources block.
 
-Deliberately left out: Gradio objects and any I/O; the web module wires these strings into components.
+Deliberately left out: Gradio objects and any I/O (``app.web_*``), and the library, rules and
+recommendation panels (``app.web_panels``).
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 from collections.abc import Callable, Sequence
 
-from app.models import PARAPHRASED_NOTE, Answer, Citation, Passage
-from app.platform_helper import PRIORITY_WEIGHT, Lean, Point, Recommendation
+from app.i18n import t, verdict_label
+from app.links import deep_link
+from app.models import Answer, Citation, Passage, Verdict
 from ingest.contract import IndexInfo
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 _MARKER = re.compile(r"\[(\d{1,3})\](?![(:])")
 _SAFE_URL = re.compile(r"^https?://[^\s<>\"']+$", re.IGNORECASE)
-_EXCERPT_CHARS = 220
+_MARKER_RUN = re.compile(r"\[\d{1,3}\](?:[ \t]*\[\d{1,3}\](?![(:]))+(?![(:])")
+_EMPTY_BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]*$\n?", re.MULTILINE)
+_COPY_TAG = "<!--plain:{}-->"
 
 
 def esc(text: str) -> str:
@@ -106,6 +112,21 @@ def _marker_html(n: int, citation: Citation | None, key: str) -> str:
     return f'<sup class="cite"><a href="#{anchor_id(key, n)}" title="{esc(tip)}">[{n}]</a></sup>'
 
 
+def order_markers(text: str) -> str:
+    """Adjacent markers in ascending order, each once: ``"x [3] [1][3]"`` → ``"x [1] [3]"``."""
+
+    def fix(m: re.Match[str]) -> str:
+        numbers = sorted({int(n) for n in re.findall(r"\d+", m.group(0))})
+        return " ".join(f"[{n}]" for n in numbers)
+
+    return _MARKER_RUN.sub(fix, text)
+
+
+def tidy(markdown: str) -> str:
+    """Drop empty list items (a stray bullet before a heading) and order marker runs."""
+    return order_markers(_EMPTY_BULLET.sub("", markdown))
+
+
 def link_markers(markdown: str, citations: Sequence[Citation], key: str) -> str:
     """Escape ``markdown`` and turn ``[n]`` markers (outside code) into links to source ``n``."""
     by_n = {c.n: c for c in citations}
@@ -113,7 +134,7 @@ def link_markers(markdown: str, citations: Sequence[Citation], key: str) -> str:
     def prose(text: str) -> str:
         return _MARKER.sub(lambda m: _marker_html(int(m.group(1)), by_n.get(int(m.group(1))), key), _escape_prose(text))
 
-    return _map_outside_code(markdown, prose)
+    return _map_outside_code(tidy(markdown), prose)
 
 
 def _one_line_html(text: str) -> str:
@@ -122,26 +143,59 @@ def _one_line_html(text: str) -> str:
     return "<br>".join(line for line in lines if line.strip())
 
 
-def source_entry(citation: Citation, key: str) -> str:
-    """One source as a single line of HTML: number, linked title, section path, expandable quote."""
-    url = safe_url(citation.url)
+def html_link(url: str, text: str, cls: str = "") -> str:
+    safe = safe_url(url)
+    attr = f' class="{cls}"' if cls else ""
+    return f'<a{attr} href="{esc(safe)}" target="_blank" rel="noopener noreferrer">{text}</a>' if safe else text
+
+
+def citation_link(citation: Citation) -> str:
+    """The deep link to the quoted passage: the pipeline's, else computed here for verbatim quotes."""
+    if citation.link and safe_url(citation.link):
+        return citation.link
+    quote = citation.quote if citation.verbatim and not citation.translation_of else ""
+    return deep_link(citation.url, quote, citation.section) or citation.url
+
+
+def _badges(citation: Citation, lang: str) -> str:
+    badges = []
+    if citation.translation_of:
+        badges.append(f'<span class="badge">{esc(t("translation", lang))}</span>')
+        if citation.stale:
+            badges.append(f'<span class="badge stale">{esc(t("stale", lang))}</span>')
+    elif not citation.verbatim:
+        badges.append(f'<span class="badge">{esc(t("paraphrased", lang))}</span>')
+    return " " + " ".join(badges) if badges else ""
+
+
+def _original_html(citation: Citation, lang: str) -> str:
+    original = citation.original
+    if original is None:
+        return ""
+    label = esc(t("original", lang))
+    where = html_link(original.link or original.url, esc(original.doc_id)) if original.doc_id else ""
+    section = f" · <em>{esc(original.section)}</em>" if original.section else ""
+    return f'<div class="original"><b>{label}</b> {where}{section}<blockquote>{_one_line_html(original.quote)}</blockquote></div>'
+
+
+def source_entry(citation: Citation, key: str, lang: str = "en") -> str:
+    """One source as a single line of HTML: number, deep-linked title, section, badges, expandable quote."""
     title = esc(citation.title or citation.doc_id)
-    linked = f'<a href="{esc(url)}" target="_blank" rel="noopener noreferrer">{title}</a>' if url else title
+    linked = html_link(citation_link(citation), title)
     section = f" · <em>{esc(citation.section)}</em>" if citation.section else ""
     doc = f" <code>{esc(citation.doc_id)}</code>" if citation.doc_id else ""
-    summary = "Quoted passage · 引用" if citation.verbatim else f"Quoted passage · 引用 — {PARAPHRASED_NOTE}"
     return (
         f'<div class="source" id="{anchor_id(key, citation.n)}"><b>[{citation.n}]</b> {linked}{section}{doc}'
-        f"<details><summary>{esc(summary)}</summary><blockquote>{_one_line_html(citation.quote)}"
-        "</blockquote></details></div>"
+        f"{_badges(citation, lang)}<details><summary>{esc(t('quoted', lang))}</summary><blockquote>"
+        f"{_one_line_html(citation.quote)}</blockquote>{_original_html(citation, lang)}</details></div>"
     )
 
 
-def sources_markdown(citations: Sequence[Citation], key: str) -> str:
+def sources_markdown(citations: Sequence[Citation], key: str, lang: str = "en") -> str:
     if not citations:
         return ""
-    entries = "\n".join(source_entry(c, key) for c in sorted(citations, key=lambda c: c.n))
-    return f"**Sources · 出典**\n\n{entries}\n"
+    entries = "\n".join(source_entry(c, key, lang) for c in sorted(citations, key=lambda c: c.n))
+    return f"**{t('sources', lang)}**\n\n{entries}\n"
 
 
 def question_markdown(question: str) -> str:
@@ -149,24 +203,34 @@ def question_markdown(question: str) -> str:
     return escape_markdown(question)
 
 
-def answer_markdown(answer: Answer, key: str, *, partial: bool = False) -> str:
+def verdict_markdown(verdict: Verdict, citations: Sequence[Citation], key: str, lang: str = "en") -> str:
+    """Verdict badge, its summary with linked markers, and what would change it."""
+    badge = f'<span class="verdict verdict-{esc(verdict.value)}">{esc(verdict_label(verdict.value, lang))}</span>'
+    parts = [f"**{t('verdict', lang)}:** {badge}"]
+    if verdict.summary.strip():
+        parts[0] += " " + link_markers(verdict.summary.strip(), citations, key)
+    if verdict.changes:
+        items = "\n".join(f"- {link_markers(c, citations, key)}" for c in verdict.changes)
+        parts.append(f"_{t('changes', lang)}:_\n\n{items}")
+    return "\n\n".join(parts)
+
+
+def _shows_verdict(answer: Answer) -> bool:
+    summary = answer.verdict.summary.strip() if answer.verdict else ""
+    return answer.verdict is not None and not (summary and summary in answer.answer)
+
+
+def answer_markdown(answer: Answer, key: str, *, partial: bool = False, lang: str = "en") -> str:
     """The chat message for an answer: verdict, text with linked markers, notes, then sources."""
     parts: list[str] = []
-    if answer.verdict and answer.verdict.strip() not in answer.answer:
-        parts.append(f"**Verdict · 判定:** {link_markers(answer.verdict, answer.citations, key)}")
+    if answer.verdict is not None and _shows_verdict(answer):
+        parts.append(verdict_markdown(answer.verdict, answer.citations, key, lang))
     body = answer.answer.strip() or ("…" if partial else "")
     parts.append(link_markers(body, answer.citations, key))
-    if answer.refused and not partial:
-        parts.append(
-            "_The knowledge base does not support an answer to this question. · "
-            "ナレッジベースにはこの質問に答える根拠がありません。_"
-        )
+    # A refusal's own text says it cannot answer; a second note would say it twice.
     if answer.flagged and not partial:
-        parts.append(
-            f"_⚠️ {len(answer.flagged)} sentence(s) had no valid citation and should be checked. · "
-            "出典のない文があります。_"
-        )
-    sources = sources_markdown(answer.citations, key)
+        parts.append(f"_⚠️ {t('flagged', lang, n=len(answer.flagged))}_")
+    sources = sources_markdown(answer.citations, key, lang)
     if sources:
         parts.append(sources)
     if not partial:
@@ -174,129 +238,94 @@ def answer_markdown(answer: Answer, key: str, *, partial: bool = False) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def answer_plain(answer: Answer, lang: str = "en") -> str:
+    """The answer as plain text for copying: verdict, text with [n] markers, then the source list."""
+    lines: list[str] = []
+    if answer.verdict is not None and _shows_verdict(answer):
+        head = f"{t('verdict', lang)}: {verdict_label(answer.verdict.value, lang)}"
+        lines.append(f"{head} — {answer.verdict.summary.strip()}" if answer.verdict.summary.strip() else head)
+        lines += [f"- {c}" for c in answer.verdict.changes]
+        lines.append("")
+    lines.append(tidy(answer.answer.strip()))
+    if answer.citations:
+        lines += ["", f"{t('sources', lang)}:"]
+        for c in sorted(answer.citations, key=lambda c: c.n):
+            where = " — ".join(x for x in (c.title or c.doc_id, c.section, citation_link(c)) if x)
+            lines.append(f"[{c.n}] {where}")
+    return "\n".join(lines).strip() + "\n"
+
+
+def with_copy_text(markdown: str, plain: str) -> str:
+    """Append the plain text as an invisible comment; the page's copy hook copies it instead of the HTML."""
+    encoded = base64.b64encode(plain.encode("utf-8")).decode("ascii")
+    return f"{markdown}\n\n{_COPY_TAG.format(encoded)}"
+
+
 def _duration(ms: float) -> str:
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
-
-
-def _cell(text: str, limit: int = _EXCERPT_CHARS) -> str:
-    flat = " ".join(text.split())
-    if len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
-    # Table cells: escape HTML, pipes and backticks so a cell can neither break the table nor open code.
-    return _UNSAFE_LINK.sub(r"]\\(", esc(flat).replace("|", "&#124;").replace("`", "&#96;").replace("![", "!\\["))
 
 
 def _score(value: float | None, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def passages_markdown(passages: Sequence[Passage]) -> str:
-    """The retrieved passages with their fused, dense and BM25 scores, best first."""
-    if not passages:
-        return "_No passages retrieved yet. · まだ検索結果はありません。_"
-    rows = [
-        "| # | Score | Dense | BM25 | Source · 出典 | Section · 節 | Passage · 本文 |",
-        "|---:|---:|---:|---:|---|---|---|",
-    ]
-    for i, p in enumerate(passages, 1):
-        rows.append(
-            f"| {i} | {_score(p.score, 4)} | {_score(p.dense)} | {_score(p.lexical, 2)} | "
-            f"{_cell(p.title or p.doc_id, 60)} | {_cell(p.section, 60)} | {_cell(p.text)} |"
-        )
-    return "\n".join(rows)
-
-
-def status_line(info: IndexInfo | None, *, loading: bool = False) -> str:
-    """The index status line: ``📚 2 documents · 9 chunks · embedder fake:128 · last ingest ...``."""
-    if loading:
-        return "⏳ **Loading models… · モデルを読み込み中…** — questions will be answered once ready."
-    if info is None:
-        return (
-            "⚠️ **No index yet · インデックスがありません** — run `ingest` to build it, then press Refresh. · "
-            "`ingest` を実行してから「更新」を押してください。"
-        )
-    when = info.updated_at.replace("T", " ").replace("Z", " UTC") if info.updated_at else "unknown"
-    return (
-        f"📚 Index · インデックス: **{info.documents}** documents (文書) · **{info.chunks}** chunks (チャンク) · "
-        f"embedder `{esc(info.meta.embedder)}` · last ingest (最終取り込み) {esc(when)}"
+def passage_entry(i: int, p: Passage, lang: str = "en") -> str:
+    """One retrieved passage: linked title, section, the three scores, and its text as Markdown."""
+    quote = p.text if p.verbatim else ""
+    title = html_link(deep_link(p.url, quote, p.section) or p.url, esc(p.title or p.doc_id))
+    section = f" · <em>{esc(p.section)}</em>" if p.section else ""
+    scores = (
+        f"{t('relevance', lang)} <b>{_score(p.score, 4)}</b> · {t('meaning', lang)} {_score(p.dense)} · "
+        f"{t('keywords', lang)} {_score(p.lexical, 2)}"
     )
+    badge = "" if p.verbatim else f' <span class="badge">{esc(t("paraphrased", lang))}</span>'
+    head = f'<div class="passage-head"><b>{i}.</b> {title}{section}{badge}<br><small>{scores}</small></div>'
+    return f'{head}\n\n<div class="passage-body">\n\n{escape_markdown(p.text.strip())}\n\n</div>'
 
 
-def status_error(message: str) -> str:
-    return f"⚠️ **Index unavailable · インデックスを利用できません** — {esc(message)}"
+def passages_markdown(passages: Sequence[Passage], lang: str = "en") -> str:
+    """The retrieved passages with their scores explained, best first; each passage's Markdown rendered."""
+    if not passages:
+        return f"_{t('no_passages', lang)}_"
+    entries = [passage_entry(i, p, lang) for i, p in enumerate(passages, 1)]
+    return t("score_help", lang) + "\n\n" + "\n\n---\n\n".join(entries)
 
 
-def question_error(message: str, limit: int) -> str:
+def status_line(info: IndexInfo | None, *, loading: bool = False, lang: str = "en") -> str:
+    """The index status line: documents, chunks, embedder, last ingest, and stale translations."""
+    if loading:
+        return t("loading", lang)
+    if info is None:
+        return t("no_index", lang)
+    when = info.updated_at.replace("T", " ").replace("Z", " UTC") if info.updated_at else "–"
+    line = t("status", lang, docs=info.documents, chunks=info.chunks, embedder=esc(info.meta.embedder), when=esc(when))
+    stale = info.translations_stale
+    if stale:
+        line += " · ⚠️ " + t("stale_status", lang, n=len(stale), ids=esc(", ".join(stale)))
+    return line
+
+
+def status_error(message: str, lang: str = "en") -> str:
+    return t("index_unavailable", lang, msg=esc(message))
+
+
+def question_error(message: str, limit: int, lang: str = "en") -> str:
     """An over-long or empty question: the pipeline's message, and the limit if it does not say it."""
     text = esc(message)
     if str(limit) not in message and f"{limit:,}" not in message:
-        text += f" (limit: {limit} characters · 上限 {limit} 文字)"
+        text += " " + t("limit", lang, n=limit)
     return f"⚠️ {text}"
 
 
-def index_error(message: str) -> str:
-    return (
-        f"⚠️ **The knowledge base is unavailable · ナレッジベースを利用できません:** {esc(message)}\n\n"
-        "Ask again once it is back; the app reconnects by itself. · 復旧後にもう一度質問してください。"
-    )
+def index_error(message: str, lang: str = "en") -> str:
+    return t("kb_unavailable", lang, msg=esc(message))
 
 
-def internal_error(exc: BaseException) -> str:
+def llm_error(message: str, lang: str = "en") -> str:
+    """An unreachable LLM server: its message names the URL and how to start a server."""
+    return t("llm_unavailable", lang, msg=escape_markdown(message))
+
+
+def internal_error(exc: BaseException, lang: str = "en") -> str:
     # Only the exception type: messages of unexpected errors may carry paths or internals.
-    return (
-        f"⚠️ Something went wrong ({esc(type(exc).__name__)}). Please try again; "
-        "if it keeps happening, check the server log. · エラーが発生しました。もう一度お試しください。"
-    )
-
-
-def _point_line(p: Point, key: str, citations: list[Citation]) -> str:
-    if p.refused:
-        return f"- **{esc(p.factor.label)}** — _no supporting passage in the knowledge base · 根拠なし_"
-    body = link_markers(p.text, citations, key) if p.text else "_no clear statement · 明確な記述なし_"
-    return f"- **{esc(p.factor.label)}** — {body}"
-
-
-def recommendation_markdown(rec: Recommendation, key: str = "ph") -> str:
-    """The platform helper's result: recommendation, reasons, trade-offs, undecided points, sources."""
-    s, k, n = rec.scores["Slurm"], rec.scores["Kubernetes"], rec.scores["none"]
-    if rec.choice:
-        head = f"### Recommendation · 推奨: **{rec.choice}**"
-    else:
-        head = "### Recommendation · 推奨: **It depends · 条件次第**"
-    parts = [
-        head,
-        f"Weighted verdicts · 重み付きの判定: Slurm **{s:g}** · Kubernetes **{k:g}** · "
-        f"no clear verdict · 判定なし **{n:g}** "
-        f"(your top priority counts ×{PRIORITY_WEIGHT:g} · 最重視の項目は{PRIORITY_WEIGHT:g}倍).",
-    ]
-    other: Lean | None = None
-    if rec.choice:
-        other = "Kubernetes" if rec.choice == "Slurm" else "Slurm"
-        sections = [
-            (f"**Why {rec.choice} · 理由**", [p for p in rec.points if p.lean == rec.choice]),
-            (
-                f"**Trade-offs: what favours {other} · トレードオフ**",
-                [p for p in rec.points if p.lean == other],
-            ),
-        ]
-    else:
-        sections = [
-            ("**Points for Slurm · Slurm を支持する点**", [p for p in rec.points if p.lean == "Slurm"]),
-            (
-                "**Points for Kubernetes · Kubernetes を支持する点**",
-                [p for p in rec.points if p.lean == "Kubernetes"],
-            ),
-        ]
-    sections.append(("**No clear verdict · 判定が分かれる点**", [p for p in rec.points if p.lean is None]))
-    for title, pts in sections:
-        if pts:
-            parts.append(title + "\n\n" + "\n".join(_point_line(p, key, rec.citations) for p in pts))
-    if not rec.choice:
-        parts.append(
-            "_The evidence does not clearly favour one platform for these answers; weigh the points above. · "
-            "根拠はどちらか一方を明確には支持していません。上の点を比較してください。_"
-        )
-    sources = sources_markdown(rec.citations, key)
-    if sources:
-        parts.append(sources)
-    return "\n\n".join(parts)
+    return t("internal", lang, name=esc(type(exc).__name__))

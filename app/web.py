@@ -1,289 +1,286 @@
-"""The Gradio web UI: chat with cited, streamed answers, passages panel, feedback and the platform helper.
+"""The Gradio web UI: page layout and event wiring; ``main()`` only parses flags and launches.
 
-``build_app(settings, advisor)`` builds the page and starts loading models in a background thread, so
-the page is usable at once and the status line says "loading" until the models are ready. Handlers
-are thin: they call the ``Advisor`` and hand its ``Answer`` to ``app.render`` (which escapes every
-user or document string). ``main()`` only parses ``app [--host] [--port] [--auth user:pass]`` and launches.
+``build_app(settings, advisor)`` builds the page — chat with cited, streamed answers (stop button,
+per-answer 👍/👎 with a comment, export as Markdown, kept across reloads in browser-local storage),
+the passages panel, the questionnaire, and the document library with the decision rules — in one
+UI language at a time (EN/JA toggle). Handlers live in ``app.web_handlers``; strings in ``app.i18n``.
 
 Safe defaults: bound to ``settings.web.host`` (loopback), never shared, analytics off, no ``allowed_paths``
-(nothing served beyond the UI's own assets), bounded concurrency through the queue, optional login.
+(nothing served beyond the UI's own assets and exported files), bounded concurrency, optional login.
 
-Deliberately left out: answer logic (``app.pipeline``), rendering (``app.render``) and any state beyond
-one browser session — each session keeps its own conversation in ``gr.State``.
+Deliberately left out: answer logic (``app.pipeline``) and rendering (``app.render``, ``app.web_panels``).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import threading
-from collections.abc import Iterator
+import secrets
+from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
 
 from app import render
-from app.feedback import Rating, record_feedback
-from app.models import Answer, Turn
-from app.pipeline import Advisor, QuestionError
-from app.platform_helper import Choices, run
+from app.i18n import LANGS, QUESTIONS, UNSET, as_lang, question_choices, question_label, t
+from app.pipeline import Advisor
+from app.web_handlers import Runtime, empty_conversation
 from ingest.settings import Settings, settings_or_exit
-from ingest.store import IndexUnavailable
 
-log = logging.getLogger(__name__)
-
-WARM_UP_WAIT_S = 300.0  # a question waits this long for the models before giving up
 STATUS_EVERY_S = 10.0
-_SHOWN_QUESTION_CHARS = 600  # an over-long question is echoed shortened; the error states the limit
-
-EXAMPLES = [
-    "オンプレミスのGPUクラスタでLLMの分散学習をするなら、SlurmとKubernetesのどちらがよいですか？",
-    "Which should we choose for distributed LLM training on an on-premises GPU cluster: Slurm or Kubernetes?",
-    "KubernetesでGPUの利用率を上げるためのスケジューラには何がありますか？",
-    "How does gang scheduling work for multi-node training on Kubernetes?",
-]
-BACKENDS = [("Extractive (offline) · 抽出型", "extractive"), ("OpenAI-compatible", "openai"), ("Ollama", "ollama")]
-HELPER_OPTIONS: dict[str, tuple[str, list[tuple[str, str]]]] = {
-    "where": (
-        "Where does it run? · 実行環境",
-        [("On-premises · オンプレミス", "on_prem"), ("Cloud · クラウド", "cloud")],
-    ),
-    "workload": (
-        "Workload · ワークロード",
-        [("Training only · 学習のみ", "training"), ("Training and serving · 学習と推論", "training_serving")],
-    ),
-    "fleet": ("GPU fleet · GPU台数", [("Fixed · 固定", "fixed"), ("Elastic · 伸縮", "elastic")]),
-    "hpc": (
-        "Team's HPC experience · チームのHPC経験",
-        [("Experienced · 経験あり", "experienced"), ("New to HPC · 経験なし", "new")],
-    ),
-    "ops": ("Ops headcount · 運用体制", [("1–2 people · 1〜2人", "small"), ("Dedicated team · 専任チーム", "large")]),
-    "priority": (
-        "What matters most? · 最も重視すること",
-        [
-            ("GPU utilisation and cost · GPU利用率とコスト", "utilisation"),
-            ("Integration with the stack · 統合", "integration"),
-        ],
-    ),
-    "lang": ("Ask the knowledge base in · 質問の言語", [("English", "en"), ("日本語", "ja")]),
+EXAMPLES = {
+    "en": [
+        "Which should we choose for distributed LLM training on an on-premises GPU cluster: Slurm or Kubernetes?",
+        "How does gang scheduling work for multi-node training on Kubernetes?",
+    ],
+    "ja": [
+        "オンプレミスのGPUクラスタでLLMの分散学習をするなら、SlurmとKubernetesのどちらがよいですか？",
+        "KubernetesでGPUの利用率を上げるためのスケジューラには何がありますか？",
+    ],
 }
 
-
-# Gradio 6 takes CSS at launch; kept here so every launch (main and tests) looks the same.
+# Gradio 6 takes CSS and head at launch; kept here so every launch (main and tests) looks the same.
 CSS = """
-#passages th, #passages td:nth-child(-n+4) { white-space: nowrap; }
-#chat .source { margin: 0.35em 0; }
+#chat .source { margin: 0.35em 0; scroll-margin-top: 4em; border-radius: 6px; padding: 0.1em 0.3em; }
+#chat .source:target, #chat .source.flash { background: var(--color-accent-soft); outline: 2px solid var(--color-accent); }
 #chat sup.cite a, #recommendation sup.cite a { text-decoration: none; font-weight: 600; }
-#index-status p { margin: 0; }
+#chat .badge, #passages .badge { font-size: 0.8em; padding: 0 0.4em; border-radius: 4px; background: var(--block-label-background-fill); }
+#chat .badge.stale { background: #fde68a; color: #000; }
+.verdict { font-weight: 700; padding: 0.05em 0.5em; border-radius: 4px; background: var(--color-accent-soft); }
+#index-status p { margin: 0; font-size: 0.9em; }
+#passages, #library, #rules { overflow-wrap: anywhere; }
+#passages table, #passages pre, #library table, .wide-table { display: block; max-width: 100%; overflow-x: auto; }
+#examples button.example { white-space: normal; text-align: left; justify-content: flex-start; height: auto; }
+#header-row { align-items: center; }
+#lang-toggle { max-width: 12em; }
+@media (max-width: 640px) {
+  #intro { display: none; }
+  #chat { height: 46vh !important; }
+  #lang-toggle { max-width: none; }
+}
+"""
+
+# The chat's copy button copies a message's raw content (HTML). Each final answer carries its plain
+# text in a comment (render.with_copy_text); this hook copies that instead. Citation jumps also flash
+# the target source, since a repeated click on the same [n] does not change :target.
+HEAD = r"""
+<script>
+(() => {
+  const clip = navigator.clipboard;
+  if (clip && clip.writeText && !clip.__advisorPlain) {
+    const write = clip.writeText.bind(clip);
+    clip.writeText = (text) => {
+      const m = /<!--plain:([A-Za-z0-9+\/=]+)-->/.exec(String(text));
+      if (!m) return write(text);
+      const bytes = Uint8Array.from(atob(m[1]), (c) => c.charCodeAt(0));
+      return write(new TextDecoder().decode(bytes));
+    };
+    clip.__advisorPlain = true;
+  }
+  document.addEventListener("click", (event) => {
+    const a = event.target.closest && event.target.closest('a[href^="#src-"]');
+    if (!a) return;
+    const target = document.getElementById(a.getAttribute("href").slice(1));
+    if (!target) return;
+    event.preventDefault();
+    target.scrollIntoView({ behavior: "smooth", block: "center" });
+    document.querySelectorAll(".source.flash").forEach((el) => el.classList.remove("flash"));
+    target.classList.add("flash");
+    const details = target.querySelector("details");
+    if (details) details.open = true;
+  }, true);
+})();
+</script>
 """
 
 
-class _Runtime:
-    """The advisor plus whether its models are loaded (set by the background warm-up)."""
+class _Page(SimpleNamespace):
+    """The page's components, so the builders and the language toggle can reach them by name."""
 
-    def __init__(self, settings: Settings, advisor: Advisor) -> None:
-        self.settings = settings
-        self.advisor = advisor
-        self.ready = threading.Event()
-        self.model_error: str | None = None
-        threading.Thread(target=self._warm_up, name="advisor-warm-up", daemon=True).start()
 
-    def _warm_up(self) -> None:
-        try:
-            self.advisor.warm_up()
-        except IndexUnavailable:
-            pass  # the models loaded; only the index is missing, which the status line reports itself
-        except Exception as exc:
-            log.exception("warm-up failed")
-            self.model_error = f"{type(exc).__name__}: {exc}"
-        finally:
-            self.ready.set()
+def _header(ui: _Page, rt: Runtime, lang: str) -> None:
+    with gr.Row(elem_id="header-row"):
+        with gr.Column(scale=4, min_width=200):
+            ui.title = gr.Markdown(t("title", lang), elem_id="title")
+            ui.intro = gr.Markdown(t("intro", lang), elem_id="intro")
+        ui.lang = gr.Radio(LANGS, value=lang, show_label=False, elem_id="lang-toggle", scale=1, min_width=120)
+    ui.status = gr.Markdown(rt.status(lang), elem_id="index-status")
 
-    def status(self) -> str:
-        if not self.ready.is_set():
-            return render.status_line(None, loading=True)
-        if self.model_error:
-            return render.status_error(f"the models failed to load ({self.model_error}); see the server log")
-        try:
-            return render.status_line(self.advisor.status())
-        except IndexUnavailable as exc:
-            return render.status_error(str(exc))
-        except Exception as exc:
-            log.exception("status failed")
-            return render.status_error(type(exc).__name__)
 
-    def respond(
-        self, question: str, messages: list[dict[str, Any]], turns: list[dict[str, str]], backend: str, k: float
-    ) -> Iterator[tuple[Any, ...]]:
-        """Chat handler: yields (textbox, chatbot, passages, feedback note, messages, turns, last answer)."""
-        question = question or ""
-        if not question.strip():
-            yield (gr.skip(),) * 7
-            return
-        shown = question if len(question) <= _SHOWN_QUESTION_CHARS else question[:_SHOWN_QUESTION_CHARS] + " …"
-        messages = [*messages, {"role": "user", "content": render.question_markdown(shown)}]
-        key = f"a{len(messages)}"
-        waiting = "…" if self.ready.is_set() else "⏳ Models are still loading… · モデルを読み込み中…"
-        messages.append({"role": "assistant", "content": waiting})
-        # A new question: the feedback buttons no longer refer to the previous answer.
-        yield "", messages, gr.skip(), "", messages, turns, None
-        self.ready.wait(WARM_UP_WAIT_S)
-        final: Answer | None = None
-        try:
-            history = [Turn.model_validate(t) for t in turns]
-            for partial in self.advisor.stream(question, history, backend=backend, k=int(k)):
-                final = partial
-                messages[-1] = {"role": "assistant", "content": render.answer_markdown(partial, key, partial=True)}
-                yield "", messages, gr.skip(), gr.skip(), messages, turns, None
-        except QuestionError as exc:
-            messages[-1] = {"role": "assistant", "content": render.question_error(str(exc), self._limit)}
-        except IndexUnavailable as exc:
-            messages[-1] = {"role": "assistant", "content": render.index_error(str(exc))}
-        except Exception as exc:
-            log.exception("answering failed")
-            messages[-1] = {"role": "assistant", "content": render.internal_error(exc)}
-        if final is None:
-            yield "", messages, gr.skip(), gr.skip(), messages, turns, None
-            return
-        messages[-1] = {"role": "assistant", "content": render.answer_markdown(final, key)}
-        turns = [*turns, {"role": "user", "content": question}, {"role": "assistant", "content": final.answer}]
-        yield "", messages, render.passages_markdown(final.passages), gr.skip(), messages, turns, final.model_dump()
+def _chat_tab(ui: _Page, rt: Runtime, settings: Settings, lang: str) -> None:
+    with gr.Row():
+        with gr.Column(scale=3, min_width=300):
+            ui.chatbot = gr.Chatbot(
+                show_label=False,
+                height=520,
+                latex_delimiters=[],
+                buttons=["copy"],
+                elem_id="chat",
+                placeholder=t("chat_placeholder", lang),
+            )
+            ui.question = gr.Textbox(
+                show_label=False, placeholder=t("placeholder", lang), max_lines=6, elem_id="question"
+            )
+            with gr.Row():
+                ui.send = gr.Button(t("ask", lang), variant="primary", elem_id="send", min_width=80)
+                ui.stop = gr.Button(t("stop", lang), variant="stop", elem_id="stop", min_width=80)
+                ui.clear = gr.Button(t("clear", lang), elem_id="clear", min_width=80)
+            with gr.Group(visible=False, elem_id="feedback-box") as ui.feedback_box:
+                ui.comment = gr.Textbox(label=t("comment", lang), lines=2, elem_id="feedback-comment")
+                ui.save_comment = gr.Button(t("save_comment", lang), size="sm", elem_id="save-comment")
+            ui.feedback_note = gr.Markdown(elem_id="feedback-status")
+            # Plain buttons, not gr.Examples: its table cuts long questions off with "…".
+            with gr.Column(elem_id="examples"):
+                ui.examples_label = gr.Markdown(f"**{t('examples', lang)}**")
+                ui.examples = [gr.Button(q, size="sm", elem_classes=["example"]) for q in EXAMPLES[lang]]
+        with gr.Column(scale=1, min_width=240):
+            with gr.Accordion(t("settings", lang), open=True, elem_id="settings") as ui.settings_box:
+                ui.backend = gr.Radio(
+                    rt.backend_choices(lang, check=False), value=settings.answer.backend, label=t("backend", lang)
+                )
+                ui.k = gr.Slider(1, 20, value=settings.retrieval.top_k, step=1, label=t("k", lang))
+                ui.refresh = gr.Button(t("refresh", lang), size="sm", elem_id="refresh-status")
+            ui.export_chat = gr.Button(t("export_chat", lang), size="sm", elem_id="export-chat")
+            ui.chat_file = gr.File(visible=False, interactive=False, elem_id="chat-file", show_label=False)
+    with gr.Accordion(t("passages_panel", lang), open=False, elem_id="passages") as ui.passages_box:
+        ui.passages = gr.Markdown(render.passages_markdown([], lang))
 
-    @property
-    def _limit(self) -> int:
-        return self.settings.answer.max_question_chars
 
-    def feedback(self, rating: Rating, comment: str, last: dict[str, Any] | None) -> tuple[str, Any]:
-        if not last:
-            return "_Ask a question first, then rate its answer. · まず質問してください。_", gr.skip()
-        record_feedback(self.settings.web.feedback_path, Answer.model_validate(last), rating, comment or "")
-        thanks = "👍" if rating == "up" else "👎"
-        return f"{thanks} Thank you — feedback saved. · フィードバックを保存しました。", ""
+def _helper_tab(ui: _Page, lang: str) -> None:
+    ui.helper_intro = gr.Markdown(t("helper_intro", lang))
+    with gr.Row():
+        with gr.Column(scale=1, min_width=260):
+            ui.profile = [
+                gr.Radio(question_choices(f, lang), value=UNSET, label=question_label(f, lang), elem_id=f"q-{f}")
+                for f in QUESTIONS
+            ]
+            ui.recommend = gr.Button(t("recommend", lang), variant="primary", elem_id="recommend")
+        with gr.Column(scale=2, min_width=280):
+            ui.recommendation = gr.Markdown(elem_id="recommendation")
+            ui.export_rec = gr.Button(t("export_rec", lang), size="sm", elem_id="export-rec")
+            ui.rec_file = gr.File(visible=False, interactive=False, elem_id="rec-file", show_label=False)
 
-    def recommend(self, *values: Any) -> Iterator[str]:
-        """Platform helper: questionnaire values (incl. lang), backend, k → progress, then the recommendation."""
-        *choice_values, backend, k = values
-        choices = Choices.model_validate(dict(zip(HELPER_OPTIONS, choice_values, strict=True)))
-        if not self.ready.is_set():
-            yield "⏳ Models are still loading… · モデルを読み込み中…"
-            self.ready.wait(WARM_UP_WAIT_S)
-        try:
-            for done, total, rec in run(choices, lambda q: self.advisor.ask(q, backend=backend, k=int(k))):
-                if rec is None:
-                    yield f"⏳ Asking the knowledge base ({done + 1}/{total})… · ナレッジベースに質問中…"
-                else:
-                    yield render.recommendation_markdown(rec, key="ph")
-        except IndexUnavailable as exc:
-            yield render.index_error(str(exc))
-        except Exception as exc:
-            log.exception("platform helper failed")
-            yield render.internal_error(exc)
+
+def _relabel(rt: Runtime, lang_value: str) -> list[Any]:
+    """Every label of the page in the chosen language (outputs in ``_relabel_targets`` order)."""
+    lang = as_lang(lang_value)
+    return [
+        lang,
+        t("title", lang),
+        t("intro", lang),
+        rt.status(lang),
+        gr.update(label=t("tab_chat", lang)),
+        gr.update(label=t("tab_helper", lang)),
+        gr.update(label=t("tab_library", lang)),
+        gr.update(placeholder=t("chat_placeholder", lang)),
+        gr.update(placeholder=t("placeholder", lang)),
+        gr.update(value=t("ask", lang)),
+        gr.update(value=t("stop", lang)),
+        gr.update(value=t("clear", lang)),
+        gr.update(label=t("comment", lang)),
+        gr.update(value=t("save_comment", lang)),
+        f"**{t('examples', lang)}**",
+        *(gr.update(value=q) for q in EXAMPLES[lang]),
+        gr.update(label=t("settings", lang)),
+        gr.update(label=t("backend", lang), choices=rt.backend_choices(lang)),
+        gr.update(label=t("k", lang)),
+        gr.update(value=t("refresh", lang)),
+        gr.update(value=t("export_chat", lang)),
+        gr.update(label=t("passages_panel", lang)),
+        t("helper_intro", lang),
+        *(gr.update(label=question_label(f, lang), choices=question_choices(f, lang)) for f in QUESTIONS),
+        gr.update(value=t("recommend", lang)),
+        gr.update(value=t("export_rec", lang)),
+        gr.update(label=t("rules_panel", lang)),
+    ]
+
+
+def _relabel_targets(ui: _Page) -> list[Any]:
+    return [
+        ui.lang_store, ui.title, ui.intro, ui.status, ui.tab_chat, ui.tab_helper, ui.tab_library, ui.chatbot,
+        ui.question, ui.send, ui.stop, ui.clear, ui.comment, ui.save_comment, ui.examples_label, *ui.examples, ui.settings_box,
+        ui.backend, ui.k, ui.refresh, ui.export_chat, ui.passages_box, ui.helper_intro, *ui.profile,
+        ui.recommend, ui.export_rec, ui.rules_box,
+    ]  # fmt: skip
+
+
+def _wire(ui: _Page, rt: Runtime, demo: gr.Blocks) -> None:
+    chat_inputs = [ui.question, ui.backend, ui.k, ui.lang, ui.conv]
+    chat_outputs = [ui.question, ui.chatbot, ui.passages, ui.feedback_note, ui.conv]
+
+    def persist(conv: dict[str, Any]) -> dict[str, Any]:
+        return conv  # server-side state → browser-local storage, so a reload brings the conversation back
+
+    asked = ui.send.click(rt.respond, chat_inputs, chat_outputs, api_name="ask")
+    submitted = ui.question.submit(rt.respond, chat_inputs, chat_outputs, api_visibility="private")
+    for event in (asked, submitted):
+        event.then(persist, ui.conv, ui.conv_store, api_visibility="private", show_progress="hidden")
+    # Stop ends a streaming answer; what arrived so far stays on screen and in the conversation.
+    ui.stop.click(persist, ui.conv, ui.conv_store, cancels=[asked, submitted], api_visibility="private")
+    for example in ui.examples:
+        example.click(lambda text: text, example, ui.question, api_visibility="private")
+
+    def reset() -> tuple[Any, ...]:
+        empty = empty_conversation()
+        return [], empty, empty, render.passages_markdown([]), gr.update(visible=False), ""
+
+    ui.clear.click(
+        reset,
+        None,
+        [ui.chatbot, ui.conv, ui.conv_store, ui.passages, ui.feedback_box, ui.feedback_note],
+        api_visibility="private",
+    )
+    ui.chatbot.like(
+        rt.vote, [ui.conv, ui.lang], [ui.feedback_box, ui.feedback_note, ui.voted], api_visibility="private"
+    )
+    ui.save_comment.click(
+        rt.comment, [ui.comment, ui.conv, ui.voted, ui.lang], [ui.feedback_note, ui.comment], api_visibility="private"
+    )
+    ui.export_chat.click(rt.export_conversation, [ui.conv, ui.lang], ui.chat_file, api_name="export_conversation")
+    ui.recommend.click(rt.recommend, [ui.lang, *ui.profile], [ui.recommendation, ui.rec], api_name="recommend")
+    ui.export_rec.click(rt.export_recommendation, [ui.rec, ui.lang], ui.rec_file, api_visibility="private")
+    ui.tab_library.select(rt.library, ui.lang, [ui.library, ui.rules], api_name="library")
+    # Status is cheap (pointer metadata), so it skips the answer queue's concurrency limit.
+    ui.refresh.click(rt.status, ui.lang, ui.status, api_name="status", concurrency_limit=None)
+    ui.refresh.click(rt.backend_update, ui.lang, ui.backend, api_visibility="private", concurrency_limit=None)
+    timer = gr.Timer(STATUS_EVERY_S)
+    timer.tick(rt.status, ui.lang, ui.status, show_progress="hidden", concurrency_limit=None, api_visibility="private")
+    timer.tick(rt.backend_update, ui.lang, ui.backend, show_progress="hidden", api_visibility="private")
+    ui.lang.change(lambda v: _relabel(rt, v), ui.lang, _relabel_targets(ui), api_visibility="private")
+
+    def restore(conv: dict[str, Any] | None, stored_lang: str | None) -> tuple[Any, ...]:
+        """A reload: the conversation and language come back from browser-local storage."""
+        conv = conv if isinstance(conv, dict) and "messages" in conv else empty_conversation()
+        return conv["messages"], conv, as_lang(stored_lang)
+
+    demo.load(restore, [ui.conv_store, ui.lang_store], [ui.chatbot, ui.conv, ui.lang], api_visibility="private")
+    demo.load(rt.status, ui.lang, ui.status, show_progress="hidden", concurrency_limit=None, api_visibility="private")
+    demo.load(rt.backend_update, ui.lang, ui.backend, show_progress="hidden", api_visibility="private")
 
 
 def build_app(settings: Settings, advisor: Advisor | None = None) -> gr.Blocks:
     """The whole page; models start loading in the background right away."""
-    rt = _Runtime(settings, advisor or Advisor(settings))
+    rt = Runtime(settings, advisor or Advisor(settings))
+    ui, lang = _Page(), "en"
+    # One secret per process: stored conversations survive reloads, not server restarts.
+    secret = secrets.token_hex(16)
     with gr.Blocks(title="Slurm × Kubernetes Advisor", analytics_enabled=False) as demo:
-        gr.Markdown(
-            "# Slurm × Kubernetes Advisor · Slurm×K8s アドバイザー\n"
-            "Ask about running distributed LLM training on Slurm or Kubernetes — every answer cites the "
-            "knowledge base. · LLM分散学習の基盤選びについて質問してください。回答には出典が付きます。"
-        )
-        with gr.Row(equal_height=True):
-            status = gr.Markdown(rt.status(), elem_id="index-status")
-            refresh = gr.Button("🔄 Refresh · 更新", size="sm", scale=0, elem_id="refresh-status")
-        messages = gr.State([])
-        turns = gr.State([])
-        last = gr.State(None)
+        ui.conv = gr.State(empty_conversation())
+        ui.conv_store = gr.BrowserState(empty_conversation(), storage_key="advisor-conversation", secret=secret)
+        ui.lang_store = gr.BrowserState("en", storage_key="advisor-lang", secret=secret)
+        ui.voted = gr.State(None)
+        ui.rec = gr.State(None)
+        _header(ui, rt, lang)
         with gr.Tabs():
-            with gr.Tab("💬 Ask · 質問", id="chat"):
-                with gr.Row():
-                    with gr.Column(scale=3):
-                        chatbot = gr.Chatbot(
-                            label="Conversation · 会話",
-                            height=560,
-                            latex_delimiters=[],
-                            feedback_options=None,
-                            buttons=["copy"],
-                            elem_id="chat",
-                            placeholder=(
-                                "**Ask a question below or pick an example.** Answers quote the knowledge base "
-                                "with numbered sources.<br>下の欄に質問するか、質問例を選んでください。"
-                                "回答には番号付きの出典が付きます。"
-                            ),
-                        )
-                        question = gr.Textbox(
-                            show_label=False,
-                            placeholder="Ask in English or 日本語… · 英語または日本語で質問してください",
-                            max_lines=8,
-                            elem_id="question",
-                        )
-                        with gr.Row():
-                            send = gr.Button("Ask · 質問する", variant="primary", elem_id="send")
-                            clear = gr.Button("Clear · クリア", elem_id="clear")
-                        gr.Examples([[q] for q in EXAMPLES], inputs=[question], label="Examples · 質問例")
-                    with gr.Column(scale=1):
-                        with gr.Accordion("Settings · 設定", open=True):
-                            backend = gr.Radio(
-                                BACKENDS, value=settings.answer.backend, label="Answer backend · 回答方式"
-                            )
-                            k = gr.Slider(
-                                1, 20, value=settings.retrieval.top_k, step=1, label="Passages · 参照するパッセージ数"
-                            )
-                        with gr.Group():
-                            gr.Markdown("**Was the last answer helpful? · 直前の回答は役に立ちましたか？**")
-                            comment = gr.Textbox(
-                                label="Comment (optional) · コメント（任意）", lines=2, elem_id="feedback-comment"
-                            )
-                            with gr.Row():
-                                up = gr.Button("👍 Helpful · 役立った", elem_id="thumbs-up", min_width=100)
-                                down = gr.Button("👎 Not helpful · 改善が必要", elem_id="thumbs-down", min_width=100)
-                            feedback_note = gr.Markdown(elem_id="feedback-status")
-                with gr.Accordion(
-                    "Retrieved passages and scores · 検索されたパッセージとスコア", open=False, elem_id="passages"
-                ):
-                    passages = gr.Markdown(render.passages_markdown([]))
-            with gr.Tab("🧭 Which platform? · どちらの基盤？", id="helper"):
-                gr.Markdown(
-                    "Answer a few questions; each choice becomes a question to the knowledge base, and the "
-                    "cited verdicts are weighed (your top priority counts double). · いくつかの質問に答えると、"
-                    "ナレッジベースの出典付きの判定を重み付けして推奨を示します。"
-                )
-                with gr.Row():
-                    with gr.Column(scale=1):
-                        helper_inputs = [
-                            gr.Radio(options, value=options[0][1], label=label)
-                            for label, options in HELPER_OPTIONS.values()
-                        ]
-                        recommend_btn = gr.Button("Recommend · 推奨を表示", variant="primary", elem_id="recommend")
-                    with gr.Column(scale=2):
-                        recommendation = gr.Markdown(elem_id="recommendation")
-
-        chat_outputs = [question, chatbot, passages, feedback_note, messages, turns, last]
-        chat_inputs = [question, messages, turns, backend, k]
-        send.click(rt.respond, chat_inputs, chat_outputs, api_name="ask")
-        question.submit(rt.respond, chat_inputs, chat_outputs, api_visibility="private")
-
-        def reset() -> tuple[Any, ...]:
-            return [], [], [], render.passages_markdown([]), None, ""
-
-        clear.click(reset, None, [chatbot, messages, turns, passages, last, feedback_note], api_visibility="private")
-
-        def thumbs_up(comment_text: str, last_answer: dict[str, Any] | None) -> tuple[str, Any]:
-            return rt.feedback("up", comment_text, last_answer)
-
-        def thumbs_down(comment_text: str, last_answer: dict[str, Any] | None) -> tuple[str, Any]:
-            return rt.feedback("down", comment_text, last_answer)
-
-        up.click(thumbs_up, [comment, last], [feedback_note, comment], api_visibility="private")
-        down.click(thumbs_down, [comment, last], [feedback_note, comment], api_visibility="private")
-        recommend_btn.click(rt.recommend, [*helper_inputs, backend, k], recommendation, api_name="recommend")
-        # Status is cheap (pointer metadata), so it skips the answer queue's concurrency limit.
-        refresh.click(rt.status, None, status, api_name="status", concurrency_limit=None)
-        gr.Timer(STATUS_EVERY_S).tick(
-            rt.status, None, status, show_progress="hidden", concurrency_limit=None, api_visibility="private"
-        )
-        demo.load(rt.status, None, status, show_progress="hidden", concurrency_limit=None, api_visibility="private")
+            with gr.Tab(t("tab_chat", lang), id="chat") as ui.tab_chat:
+                _chat_tab(ui, rt, settings, lang)
+            with gr.Tab(t("tab_helper", lang), id="helper") as ui.tab_helper:
+                _helper_tab(ui, lang)
+            with gr.Tab(t("tab_library", lang), id="library") as ui.tab_library:
+                ui.library = gr.Markdown(elem_id="library")
+                with gr.Accordion(t("rules_panel", lang), open=False, elem_id="rules-box") as ui.rules_box:
+                    ui.rules = gr.Markdown(elem_id="rules")
+        _wire(ui, rt, demo)
     demo.queue(default_concurrency_limit=settings.web.concurrency, max_size=settings.web.concurrency * 16)
     return demo
 
@@ -302,6 +299,7 @@ def launch_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for ``Blocks.launch``: loopback by default, never shared, no extra paths."""
     return {
         "css": CSS,
+        "head": HEAD,
         "server_name": settings.web.host,
         "server_port": settings.web.port,
         "auth": parse_auth(settings.web.auth),

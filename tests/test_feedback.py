@@ -113,3 +113,42 @@ def test_export_keeps_latest_rating_per_question(tmp_path: Path) -> None:
     cases = export_candidates(path)
     assert sorted(c["tags"][1] for c in cases) == ["thumbs-down", "thumbs-up"]
     assert len({c["id"] for c in cases}) == 2
+
+
+def test_a_later_vote_on_the_same_answer_replaces_the_earlier_one(tmp_path: Path) -> None:
+    path = tmp_path / "feedback.jsonl"
+    record_feedback(path, _answer("Q1"), "down", message_id="m1")
+    record_feedback(path, _answer("Q2", lang="en"), "up", message_id="m2")
+    record_feedback(path, _answer("Q1"), "up", message_id="m1")  # 👎 then 👍 on the same answer
+    record_feedback(path, _answer("Q1"), "up", "now with a comment", message_id="m1")
+    records = load_feedback(path)
+    assert [(r.message_id, r.rating, r.comment) for r in records] == [
+        ("m2", "up", ""),
+        ("m1", "up", "now with a comment"),
+    ]
+    assert not (tmp_path / "feedback.jsonl.tmp").exists()
+    # Without a message id (older callers), every rating is appended.
+    record_feedback(path, _answer("Q3"), "down")
+    record_feedback(path, _answer("Q3"), "up")
+    assert len(load_feedback(path)) == 4
+    assert sorted(c["tags"][1] for c in export_candidates(path) if c["question"] == "Q1") == ["thumbs-up"]
+
+
+def test_replacing_keeps_damaged_lines_and_concurrent_votes(tmp_path: Path) -> None:
+    path = tmp_path / "feedback.jsonl"
+    record_feedback(path, _answer("Q"), "up", message_id="m0")
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write("not json\n")
+    threads = [
+        threading.Thread(
+            target=record_feedback, args=(path, _answer(f"q{i}"), "up"), kwargs={"message_id": f"m{i % 5}"}
+        )
+        for i in range(20)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    ids = [r.message_id for r in load_feedback(path)]
+    assert sorted(ids) == [f"m{i}" for i in range(5)]  # one line per answer, none lost or doubled
+    assert "not json" in path.read_text(encoding="utf-8")

@@ -309,7 +309,8 @@ def test_finalize(raw: str, expected_text: str, cited_chunks: list[str], flagged
 def test_finalize_citation_fields_quote_the_passage() -> None:
     _, [citation], _ = finalize_llm_answer("Control plane [2].", PASSAGES)
     source = PASSAGES[1]
-    assert citation.model_dump() == {
+    # Only the fields the passage determines (link and translation fields are the pipeline's business).
+    assert citation.model_dump(include={"n", "doc_id", "chunk_id", "title", "url", "section", "quote", "verbatim"}) == {
         "n": 1,
         "doc_id": source.doc_id,
         "chunk_id": source.chunk_id,
@@ -357,3 +358,77 @@ def test_split_sentences(text: str, sentences: list[str]) -> None:
 )
 def test_strip_markers(text: str, plain: str) -> None:
     assert strip_markers(text) == plain
+
+
+# ------------------------------------------------------------------------------------------ health check
+
+
+class _ListingServer:
+    """A loopback server answering GET with a fixed status, recording the paths it was asked for."""
+
+    def __init__(self, status: int) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        paths = self.paths = []  # type: list[str]
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                paths.append(self.path)
+                self.send_response(status)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_health_check_asks_the_configured_listing_endpoints() -> None:
+    from app.llm import check_backend
+
+    ok = _ListingServer(200)
+    try:
+        settings = make_settings(url=ok.url)
+        assert check_backend(settings, "openai").ok and check_backend(settings, "ollama").ok
+        assert ok.paths == ["/v1/models", "/api/tags"]
+    finally:
+        ok.close()
+    assert check_backend(make_settings(), "extractive").ok
+    with pytest.raises(ValueError):
+        check_backend(make_settings(), "gpt")
+
+
+def test_health_check_marks_a_missing_server_with_its_url_and_how_to_start_one() -> None:
+    from app.llm import check_backend
+
+    url = closed_port_url()
+    settings = make_settings(url=url)
+    openai_health = check_backend(settings, "openai", timeout=0.5)
+    assert not openai_health.ok and f"{url}/v1" in openai_health.message
+    assert "vllm serve" in openai_health.message and "llama-server" in openai_health.message
+    ollama_health = check_backend(settings, "ollama", timeout=0.5)
+    assert not ollama_health.ok and url in ollama_health.message and "ollama serve" in ollama_health.message
+    broken = _ListingServer(500)
+    try:
+        health = check_backend(make_settings(url=broken.url), "openai")
+        assert not health.ok and "HTTP 500" in health.message
+    finally:
+        broken.close()
+
+
+def test_unreachable_server_error_says_how_to_start_one() -> None:
+    url = closed_port_url()
+    with pytest.raises(LLMUnavailable) as err:
+        list(stream_llm_answer("q", PASSAGES[:1], make_settings(url=url), "openai", "en"))
+    assert f"{url}/v1" in str(err.value) and "vllm serve" in str(err.value)
+    with pytest.raises(LLMUnavailable) as err:
+        list(stream_llm_answer("q", PASSAGES[:1], make_settings(url=url), "ollama", "en"))
+    assert "ollama serve" in str(err.value)

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from app import render
-from app.models import Answer, Citation, Passage
-from ingest.store import IndexInfo, IndexMeta
+from app.models import Answer, Citation, MatchedRule, OriginalQuote, Passage, Rule, Verdict
+from ingest.contract import IndexInfo, IndexMeta
 
 XSS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", '"><svg onload=alert(1)>']
 
@@ -32,7 +32,7 @@ def _answer(text: str, citations: list[Citation], **kw: object) -> Answer:
 
 def _no_live_tags(html_text: str) -> None:
     """No tag outside the small set the renderer itself emits."""
-    allowed = {"sup", "a", "div", "b", "em", "code", "details", "summary", "blockquote", "br", "sub"}
+    allowed = {"sup", "a", "div", "b", "em", "code", "details", "summary", "blockquote", "br", "sub", "span", "small"}
     for tag in re.findall(r"<\s*([a-zA-Z][a-zA-Z0-9]*)", html_text):
         assert tag.lower() in allowed, f"unexpected live tag <{tag}> in {html_text!r}"
     for tag in ("<script", "<img", "<svg"):
@@ -57,8 +57,10 @@ def test_unknown_marker_stays_plain_and_code_is_untouched() -> None:
 
 def test_sources_section_has_title_section_link_and_expandable_quote() -> None:
     md = render.answer_markdown(_answer("Text [1]", [_cite(1)]), key="x")
-    assert "Sources · 出典" in md
-    assert '<a href="https://example.test/1" target="_blank" rel="noopener noreferrer">Title 1</a>' in md
+    assert "**Sources**" in md and "出典" not in md  # one language at a time
+    # The title deep-links to the quoted passage (a text fragment of its first and last lines).
+    link = '<a href="https://example.test/1#:~:text=Quoted%20text%201.,Second%20line." target="_blank"'
+    assert link in md and 'rel="noopener noreferrer">Title 1</a>' in md
     assert "<em>Costs › Nodes</em>" in md
     assert "<details><summary>" in md and "Quoted text 1.<br>Second line." in md
     # Each source entry is one line: a blank line would end the HTML block in Markdown.
@@ -69,7 +71,8 @@ def test_sources_section_has_title_section_link_and_expandable_quote() -> None:
 @pytest.mark.parametrize("payload", XSS)
 def test_document_and_question_html_is_escaped(payload: str) -> None:
     cite = _cite(1, title=payload, section=payload, quote=payload, url="javascript:alert(1)")
-    md = render.answer_markdown(_answer(f"Evidence {payload} [1]", [cite], verdict=payload), key="k")
+    verdict = Verdict(value="slurm", summary=f"{payload} [1]", changes=[payload])
+    md = render.answer_markdown(_answer(f"Evidence {payload} [1]", [cite], verdict=verdict), key="k")
     _no_live_tags(md)
     assert "javascript:" not in md
     assert "&lt;" in md
@@ -95,15 +98,86 @@ def test_japanese_text_and_partial_answer() -> None:
     assert render.answer_markdown(_answer("", []), key="e", partial=True).strip() == "…"
 
 
-def test_refused_and_flagged_and_verdict() -> None:
-    refused = render.answer_markdown(_answer("I can't answer that.", [], refused=True), key="r")
-    assert "does not support an answer" in refused and "Sources" not in refused
+def _rule(verdict: str = "slurm") -> Rule:
+    return Rule(
+        id="r1", doc_id="doc-1", chunk_id="doc-1#0", section="S", language="en",
+        condition="fixed on-prem fleet", verdict=verdict, quote="| fixed | Slurm |",
+    )  # fmt: skip
+
+
+def test_refusal_is_said_once_and_flagged_is_noted() -> None:
+    refused = render.answer_markdown(
+        _answer("I cannot answer that from the knowledge base.", [], refused=True), key="r"
+    )
+    assert refused.lower().count("cannot answer") == 1 and "does not support" not in refused
+    assert "Sources" not in refused
     flagged = render.answer_markdown(_answer("X [1]", [_cite(1)], flagged=["X"]), key="f")
     assert "1 sentence(s) had no valid citation" in flagged
-    with_verdict = render.answer_markdown(_answer("Because [1]", [_cite(1)], verdict="Slurm"), key="v")
-    assert "**Verdict · 判定:** Slurm" in with_verdict
-    already = render.answer_markdown(_answer("**Verdict: Slurm** [1]", [_cite(1)], verdict="Slurm"), key="v")
-    assert "判定" not in already
+
+
+def test_verdict_is_rendered_from_the_verdict_object() -> None:
+    verdict = Verdict(
+        value="kubernetes",
+        rules=[MatchedRule(rule=_rule("kubernetes"), score=0.9, n=2)],
+        changes=["A fixed fleet would favour Slurm [1]."],
+        summary="Kubernetes fits an elastic fleet [3] [2].",
+    )
+    md = render.answer_markdown(_answer("Because [2]", [_cite(1), _cite(2), _cite(3)], verdict=verdict), key="v")
+    assert '<span class="verdict verdict-kubernetes">Kubernetes</span>' in md
+    summary = md[md.index("elastic fleet") :]
+    assert summary.index("[2]") < summary.index("[3]")  # markers in order, not "[3] [2]"
+    assert "What would change it" in md and "A fixed fleet would favour Slurm" in md
+    ja = render.answer_markdown(_answer("理由 [2]", [_cite(2)], verdict=verdict), key="v", lang="ja")
+    assert "判定" in ja and "判定が変わる条件" in ja and "Verdict" not in ja
+    # A summary the answer text already contains is not repeated.
+    inline = render.answer_markdown(
+        _answer("Kubernetes fits an elastic fleet [3] [2].", [_cite(2)], verdict=verdict), "w"
+    )
+    assert inline.count("elastic fleet") == 1
+
+
+def test_markers_in_order_and_stray_bullets_dropped() -> None:
+    assert render.order_markers("a [3] [1] b [2][2]") == "a [1] [3] b [2]"
+    assert render.tidy("- one [1]\n-\n## Heading\n* \ntext") == "- one [1]\n## Heading\ntext"
+    md = render.link_markers("x [3] [1]", [_cite(1), _cite(3)], "k")
+    assert md.index("#src-k-1") < md.index("#src-k-3")
+
+
+def test_translation_and_paraphrased_badges() -> None:
+    original = OriginalQuote(
+        doc_id="orig-en", section="Costs", quote="The original words.", link="https://o.test/#:~:text=x"
+    )
+    translated = _cite(1, translation_of="orig-en").model_copy(update={"verbatim": False, "original": original})
+    md = render.sources_markdown([translated], "t")
+    assert "translation" in md and "paraphrased" not in md
+    assert "The original words." in md and 'href="https://o.test/#:~:text=x"' in md
+    stale = translated.model_copy(update={"stale": True})
+    assert "out of date" in render.sources_markdown([stale], "t")
+    notes = _cite(2).model_copy(update={"verbatim": False})
+    md = render.sources_markdown([notes], "t")
+    assert "paraphrased notes" in md and "translation" not in md
+    assert ":~:text=" not in md  # the notes' wording is not on the page: no text fragment
+
+
+def test_pipeline_link_is_preferred_and_unsafe_links_ignored() -> None:
+    cite = _cite(1).model_copy(update={"link": "https://example.test/1#:~:text=given"})
+    assert 'href="https://example.test/1#:~:text=given"' in render.sources_markdown([cite], "k")
+    bad = _cite(1).model_copy(update={"link": "javascript:alert(1)"})
+    assert "javascript:" not in render.sources_markdown([bad], "k")
+
+
+def test_plain_copy_text_has_markers_and_source_list() -> None:
+    ans = _answer("GPUs at 92% [1].", [_cite(1)], verdict=Verdict(value="slurm", summary="Slurm [1]"))
+    plain = render.answer_plain(ans)
+    assert "<" not in plain and "GPUs at 92% [1]." in plain
+    assert "Verdict: Slurm — Slurm [1]" in plain
+    assert "[1] Title 1 — Costs › Nodes — https://example.test/1#:~:text=" in plain
+    message = render.with_copy_text("<b>x</b>", plain)
+    encoded = re.search(r"<!--plain:([A-Za-z0-9+/=]+)-->$", message)
+    assert encoded is not None
+    import base64
+
+    assert base64.b64decode(encoded.group(1)).decode("utf-8") == plain
 
 
 def test_final_answer_shows_backend_and_latency() -> None:
@@ -113,18 +187,25 @@ def test_final_answer_shows_backend_and_latency() -> None:
     assert "<sub>" not in render.answer_markdown(_answer("x", [], latency_ms=10.0), key="l", partial=True)
 
 
-def test_passages_table_lists_scores_and_escapes_cells() -> None:
+def test_passages_panel_renders_markdown_links_and_explains_scores() -> None:
     passages = [
-        Passage(chunk_id="a#0", doc_id="a", title="A | <b>", section="S", text="x" * 500, score=0.5, dense=0.81),
-        Passage(chunk_id="b#0", doc_id="b", title="B", text="表 | 行", score=0.25, lexical=3.2),
-    ]
-    table = render.passages_markdown(passages)
-    lines = table.splitlines()
-    assert len(lines) == 4
-    assert all(line.count("|") == lines[0].count("|") for line in lines)  # pipes in cells escaped
-    assert "0.5000" in table and "0.810" in table and "3.20" in table and "–" in table
-    assert "<b>" not in table and "…" in table
+        Passage(
+            chunk_id="a#0", doc_id="a", title="A | <b>", url="https://example.test/a", section="S",
+            text="Use `kubectl` and **Kueue**.\n\n| k | v |\n|---|---|\n| 1 | 2 |\n" + "word " * 200,
+            score=0.5, dense=0.81,
+        ),
+        Passage(chunk_id="b#0", doc_id="b", title="B", text="表 | 行", score=0.25, lexical=3.2, verbatim=False),
+    ]  # fmt: skip
+    md = render.passages_markdown(passages)
+    assert "Relevance" in md and "semantic similarity" in md and "BM25" in md  # the scores are explained
+    assert "0.5000" in md and "0.810" in md and "3.20" in md and "–" in md
+    assert "&#96;" not in md and "`kubectl`" in md  # Markdown kept for the renderer, no escaped backticks
+    assert "word " * 199 + "word" in md and "word…" not in md  # the whole passage, not a truncated cell
+    assert '<a href="https://example.test/a#:~:text=' in md  # the source is a deep link
+    assert "A | &lt;b&gt;" in md and "<b>A" not in md
+    assert "paraphrased" in md
     assert "No passages" in render.passages_markdown([])
+    _no_live_tags(md.replace("<small>", "").replace("</small>", ""))
 
 
 def test_status_line_states() -> None:
@@ -141,17 +222,25 @@ def test_status_line_states() -> None:
     assert "run `ingest`" in render.status_line(None)
     assert "Loading" in render.status_line(info, loading=True)
     assert "&lt;x&gt;" in render.status_error("server <x> down")
+    assert "stale" not in line
+    stale = info.model_copy(update={"translations_stale": ["slurm-vs-k8s-article-en"]})
+    assert "1 translation(s) stale: slurm-vs-k8s-article-en" in render.status_line(stale)
+    ja = render.status_line(stale, lang="ja")
+    assert "文書 **2** 件" in ja and "古い翻訳 1 件" in ja and "documents" not in ja
 
 
 def test_error_messages() -> None:
     msg = render.question_error("Your question is too long.", 2000)
     assert "2000" in msg and msg.startswith("⚠️")
-    assert msg.count("2000") == 2  # the limit, in both languages
+    assert msg.count("2000") == 1 and "limit" in msg
+    assert "上限 2000 文字" in render.question_error("長すぎます。", 2000, lang="ja")
     assert render.question_error("longer than 2000 characters", 2000).count("2000") == 1
     assert "(limit" not in render.question_error("the limit is 2,000.", 2000)
     assert "run `ingest`" in render.index_error("no index; run `ingest`")
     internal = render.internal_error(RuntimeError("/secret/path leaked"))
     assert "RuntimeError" in internal and "/secret/path" not in internal
+    llm = render.llm_error("Cannot reach http://127.0.0.1:9/v1. Start `vllm serve MODEL` <x>")
+    assert "http://127.0.0.1:9/v1" in llm and "`vllm serve MODEL`" in llm and "&lt;x&gt;" in llm
 
 
 def test_safe_url() -> None:

@@ -19,11 +19,11 @@ from typing import Any
 import httpx
 import pytest
 from fake_openai_server import FakeLLMServer
+from fakes import FakeEmbeddings
 from gradio_client import Client
 
 from app import web
 from app.web import build_app, launch_options, parse_auth
-from ingest.embeddings import FakeEmbeddings
 from ingest.indexer import run_ingest
 from ingest.settings import Settings
 
@@ -64,9 +64,9 @@ def launched(settings: Settings, **overrides: Any) -> Iterator[str]:
         demo.close()
 
 
-def ask(client: Client, question: str, backend: str = "extractive", k: int = 5) -> tuple[str, str]:
-    """(rendered assistant message, passages table) of the final answer."""
-    _, chat, passages, _ = client.predict(question, backend, k, api_name="/ask")
+def ask(client: Client, question: str, backend: str = "extractive", k: int = 5, lang: str = "en") -> tuple[str, str]:
+    """(rendered assistant message, passages panel) of the final answer."""
+    _, chat, passages, _ = client.predict(question, backend, k, lang, api_name="/ask")
     assert chat[-1]["role"] == "assistant"
     return "".join(part["text"] for part in chat[-1]["content"] if part.get("type") == "text"), passages
 
@@ -87,8 +87,9 @@ def test_japanese_and_english_questions_answer_with_citations(indexed: Settings)
         ja, ja_passages = ask(client, JA_QUESTION)
         assert "92%" in ja
         assert '<sup class="cite"><a href="#src-' in ja and "ジョブスケジューラ比較メモ" in ja
-        assert "<details><summary>" in ja and "https://example.test/scheduler-ja" in ja
-        assert "| # | Score |" in ja_passages and "ジョブスケジューラ比較メモ" in ja_passages
+        assert "<details><summary>" in ja and "https://example.test/scheduler-ja#:~:text=" in ja  # a deep link
+        assert "relevance" in ja_passages and "ジョブスケジューラ比較メモ" in ja_passages
+        assert "&#96;" not in ja_passages
         en, _ = ask(client, EN_QUESTION)
         assert "three times a year" in en and '<sup class="cite">' in en and "Gateway Operations Guide" in en
         status = client.predict(api_name="/status")
@@ -136,7 +137,9 @@ def test_overlong_question_gets_friendly_message_with_limit(indexed: Settings) -
         answer, _ = ask(client, "x" * (limit + 1))
         assert "⚠️" in answer and f"{limit:,}" in answer and "Sources" not in answer
         # A blank question changes nothing (no empty bubble, no error).
-        assert all(out == {"__type__": "update"} for out in client.predict("  ", "extractive", 5, api_name="/ask"))
+        assert all(
+            out == {"__type__": "update"} for out in client.predict("  ", "extractive", 5, "en", api_name="/ask")
+        )
 
 
 def test_llm_backend_streams_partial_answers(indexed: Settings) -> None:
@@ -144,25 +147,43 @@ def test_llm_backend_streams_partial_answers(indexed: Settings) -> None:
     with FakeLLMServer(chunks=chunks) as server:
         settings = indexed.with_(openai_base_url=server.openai_url)
         with launched(settings) as url:
-            job = client_for(url).submit(JA_QUESTION, "openai", 3, api_name="/ask")
+            job = client_for(url).submit(JA_QUESTION, "openai", 3, "en", api_name="/ask")
             job.result(timeout=60)
             texts = ["".join(p["text"] for p in out[1][-1]["content"]) for out in job.outputs()]
     assert any("Alpha used GPUs" in t and "92%" not in t for t in texts), texts  # a partial arrived first
     assert "92%" in texts[-1] and '<sup class="cite">' in texts[-1]
 
 
-def test_platform_helper_returns_cited_recommendation(indexed: Settings) -> None:
+def test_questionnaire_returns_the_advisors_recommendation(indexed: Settings) -> None:
     with launched(indexed) as url:
         md = client_for(url).predict(
-            "on_prem", "training", "fixed", "experienced", "small", "utilisation", "ja", "extractive", 5,
-            api_name="/recommend",
-        )  # fmt: skip
-    assert "Recommendation · 推奨" in md and "Weighted verdicts" in md
-    # Every choice became a question whose outcome is listed as a point (the fixture corpus is not
-    # about Slurm or Kubernetes, so here the points carry no verdict and the result is "it depends").
-    for label in ("On-premises cluster", "Training only", "Fixed fleet", "HPC experience", "Small ops team"):
-        assert label in md
-    assert "It depends" in md
+            "en", "on_prem", "training", "unset", "unset", "unset", "unset", api_name="/recommend"
+        )
+    assert "Recommendation" in md and 'class="verdict' in md
+    # One line per answered criterion, in the UI language; unanswered ones are left out.
+    assert "Where does it run?" in md and "On-premises" in md and "Training only" in md
+    assert "GPU fleet" not in md
+
+
+def test_llm_backend_without_server_names_the_url_and_how_to_start_one(indexed: Settings) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    settings = indexed.with_(openai_base_url=dead)
+    with launched(settings) as url:
+        answer, _ = ask(client_for(url), EN_QUESTION, backend="openai")
+    assert dead in answer and "vllm serve" in answer and "LLMUnavailable" not in answer
+
+
+def test_language_toggle_changes_rendered_strings(indexed: Settings) -> None:
+    with launched(indexed) as url:
+        client = client_for(url)
+        ja, _ = ask(client, EN_QUESTION, lang="ja")
+        en, _ = ask(client, EN_QUESTION, lang="en")
+        assert "**出典**" in ja and "Sources" not in ja
+        assert "**Sources**" in en and "出典" not in en
+        assert "文書" in client.predict("ja", api_name="/status")
+        assert "documents" in client.predict("en", api_name="/status")
 
 
 TRAVERSALS = [
