@@ -160,9 +160,7 @@ def documents(count: int, seed: int = 7) -> Iterator[tuple[str, str]]:
 
 def synth_chunks(count: int, seed: int = 7, chunk_size: int = 600, chunk_min: int = 120) -> list[StoredChunk]:
     """Exactly ``count`` StoredChunks cut by our chunker from as many synthetic documents as needed."""
-    settings = load_settings(
-        {"chunk_size": chunk_size, "chunk_min": chunk_min}, env_file=None
-    )
+    settings = load_settings({"chunk_size": chunk_size, "chunk_min": chunk_min}, env_file=None)
     chunks: list[StoredChunk] = []
     index = 0
     while len(chunks) < count:
