@@ -16,7 +16,7 @@ passage (``heading_lead``), and a how-to sentence can bring the command after it
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.models import Passage
@@ -77,21 +77,66 @@ def _next_block(unit: Unit, units: Sequence[Unit]) -> list[Unit]:
     return [u for u in units if u.passage == unit.passage and u.block == unit.block + 1]
 
 
-def idf_weights(tokens: Sequence[str], idf: Mapping[str, float]) -> dict[str, float]:
+# A query concept: a plain token, or alternatives (each a tuple of tokens that must all occur) for one idea
+# said in several ways ("GPU utilisation" / "GPU利用率" / "GPU使用率"): covered when any alternative occurs.
+Concept = str | tuple[tuple[str, ...], ...]
+
+
+def idf_weights(tokens: Sequence[str], idf: Mapping[str, float]) -> dict[Concept, float]:
     """Weight per distinct query token. A token the corpus never uses gets the median IDF: it lowers
     coverage (the knowledge base may not know that thing) without drowning the tokens it does know."""
+    weights: dict[Concept, float] = {}
+    weights.update(_token_weights(tokens, idf))
+    return weights
+
+
+def _token_weights(tokens: Sequence[str], idf: Mapping[str, float]) -> dict[str, float]:
     values = sorted(idf.values())
     median = values[len(values) // 2] if values else 1.0
     return {t: max(idf.get(t, median), 0.05) for t in dict.fromkeys(tokens)}
 
 
-def coverage(query_weights: Mapping[str, float], text: str) -> float:
-    """Share of the query's IDF mass whose tokens occur in ``text`` (0..1)."""
+def concept_weights(
+    query: str,
+    groups: Sequence[Sequence[str]],
+    idf: Mapping[str, float],
+    bridge: Callable[[str], Sequence[str]] | None = None,
+) -> dict[Concept, float]:
+    """Weights of the question's concepts: a glossary group the question mentions is ONE concept, weighted
+    by the question's own words in it and covered by any of its terms. (Counting every synonym as a
+    separate token let rare synonyms — "k8s", "クバネティス" — outweigh the words the question used.)"""
+    own = _token_weights(content_tokens(query), idf)
+    out: dict[Concept, float] = {}
+    used: set[str] = set()
+    for group in groups:
+        alternatives = tuple(dict.fromkeys(tuple(content_tokens(term)) for term in group if content_tokens(term)))
+        mine = [t for t in own if t not in used and any(t in alt for alt in alternatives)]
+        if not mine or not alternatives:
+            continue
+        out[alternatives] = sum(own[t] for t in mine)
+        used.update(mine)
+    for t, w in own.items():
+        if t in used:
+            continue
+        # a Japanese word the glossary does not know: its dictionary glosses cover it in English text
+        bridged = tuple(tuple(content_tokens(g)) for g in (bridge(t) if bridge else ()) if content_tokens(g))
+        out[((t,), *dict.fromkeys(bridged)) if bridged else t] = w
+    return out
+
+
+def _covered(concept: Concept, present: set[str]) -> bool:
+    if isinstance(concept, str):
+        return concept in present
+    return any(all(t in present for t in alternative) for alternative in concept)
+
+
+def coverage(query_weights: Mapping[Concept, float], text: str) -> float:
+    """Share of the query's IDF mass whose concepts occur in ``text`` (0..1)."""
     total = sum(query_weights.values())
     if not total:
         return 0.0
     present = set(content_tokens(text))
-    return sum(w for t, w in query_weights.items() if t in present) / total
+    return sum(w for c, w in query_weights.items() if _covered(c, present)) / total
 
 
 # Project housekeeping sections of READMEs: how to contribute, the licence, contacts, a table of
@@ -107,7 +152,7 @@ def is_housekeeping(section: str) -> bool:
     return bool(HOUSEKEEPING.search(section.split(" > ")[-1]))
 
 
-def score_unit(unit: Unit, query_weights: Mapping[str, float], section: str = "") -> float:
+def score_unit(unit: Unit, query_weights: Mapping[Concept, float], section: str = "") -> float:
     """Lexical evidence score: the unit's own coverage of the question, plus a little for its context
     (parent list item, section path), minus a penalty for fragments too short to be evidence."""
     own = coverage(query_weights, unit.text)
@@ -153,7 +198,7 @@ class Evidence:
 
 
 def score_passages(
-    weights: Mapping[str, float], passages: Sequence[Passage], *, howto: bool = False, housekeeping_ok: bool = False
+    weights: Mapping[Concept, float], passages: Sequence[Passage], *, howto: bool = False, housekeeping_ok: bool = False
 ) -> Evidence:
     """Score every evidence unit of ``passages`` for a question given as IDF ``weights`` of its tokens.
 

@@ -41,6 +41,16 @@ class Glossary:
                 out.extend(t for t, p in zip(group, patterns, strict=True) if not p.search(norm) and t not in out)
         return out
 
+    def matched_groups(self, text: str) -> list[list[str]]:
+        """The groups ``text`` mentions (each as all its terms), longest matching term first."""
+        norm = normalize(text)
+        found: list[tuple[int, list[str]]] = []
+        for group, patterns in zip(self.groups, self._patterns, strict=True):
+            lengths = [len(t) for t, p in zip(group, patterns, strict=True) if p.search(norm)]
+            if lengths:
+                found.append((max(lengths), group))
+        return [group for _, group in sorted(found, key=lambda pair: -pair[0])]
+
     def expand(self, text: str) -> str:
         extra = self.expansions(text)
         return f"{text} {' '.join(extra)}" if extra else text

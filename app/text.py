@@ -123,6 +123,10 @@ def char_bigrams(text: str) -> list[str]:
     return [tok for _, tok in tokens]
 
 
+# Stopwords as the tokenizer leaves them: the suffix stripper turns "does" into "doe" and "this" into "thi".
+_EN_STOP_TOKENS = EN_STOPWORDS | frozenset(_stem(w) for w in EN_STOPWORDS)
+
+
 def content_tokens(text: str) -> list[str]:
     """Tokens without English stopwords and generic Japanese words (for overlap and coverage)."""
-    return [t for t in tokenize(text) if t not in EN_STOPWORDS and t not in JA_STOPWORDS and len(t) > 1]
+    return [t for t in tokenize(text) if t not in _EN_STOP_TOKENS and t not in JA_STOPWORDS and len(t) > 1]
