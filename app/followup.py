@@ -15,7 +15,7 @@ anything else stands alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 _CUE = re.compile(
@@ -25,7 +25,9 @@ _CUE = re.compile(
     r"|(それ|その|そちら|こちら|あちら|前者|後者|同じ|そっち|場合は[？?]?$)",
     re.IGNORECASE,
 )
-_MAX_FOLLOWUP_CHARS = 120
+_MAX_FOLLOWUP_CHARS = 200
+# "Same answer?", "Does that change the answer?", "それでもSlurmですか？": the turn re-asks the previous one.
+_REASK = re.compile(r"same answer|change the answer|still the (same|answer)|それでも|変わりますか|変わる[？?]", re.I)
 # ASCII boundaries, not \b: in "Kubernetesの保守" the kana are word characters too.
 _PLATFORMS = {
     "slurm": re.compile(r"(?<![a-z0-9])slurm(?![a-z0-9])|スラーム", re.I),
@@ -45,30 +47,40 @@ class Resolved:
 
 
 def is_followup(question: str) -> bool:
-    return len(question) <= _MAX_FOLLOWUP_CHARS and bool(_CUE.search(question))
+    return len(question) <= _MAX_FOLLOWUP_CHARS and bool(_CUE.search(question) or _REASK.search(question))
 
 
-def _without_replaced(context: str, focus: str) -> str:
-    """The context minus the platform the new turn swaps in for it ("And Slurm?" replaces Kubernetes)."""
+def _mentions(text: str, name: str) -> re.Match[str] | None:
+    # ASCII boundaries, not \b: in "KueueのTAS" the kana are word characters too
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text, re.IGNORECASE)
+
+
+def _without_replaced(context: str, focus: str, names: Collection[str] = ()) -> str:
+    """The context minus the platform or product the new turn swaps in for it ("And Slurm?" replaces
+    Kubernetes; "KAI Schedulerだと同じことは？" replaces Kueue). ``names`` are the products the corpus
+    documents (its titles' names)."""
     named = {k for k, rx in _PLATFORMS.items() if rx.search(focus)}
-    if len(named) != 1:
-        return context
-    for key, rx in _PLATFORMS.items():
-        if key not in named:
-            context = rx.sub("", context)
+    if len(named) == 1:
+        for key, rx in _PLATFORMS.items():
+            if key not in named:
+                context = rx.sub("", context)
+    if any(_mentions(focus, n) for n in names):
+        for name in sorted(names, key=len, reverse=True):
+            if not _mentions(focus, name):
+                context = re.sub(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", "", context, flags=re.I)
     return re.sub(r"\s{2,}", " ", context).strip()
 
 
-def resolve_turn(question: str, previous_questions: Sequence[str]) -> Resolved:
+def resolve_turn(question: str, previous_questions: Sequence[str], names: Collection[str] = ()) -> Resolved:
     """The new turn and what it leans on, given earlier user questions (oldest first).
 
     Earlier questions are resolved in turn, so a chain of follow-ups keeps its subject.
     """
     context = ""
     for earlier in previous_questions:
-        context = _join(context, earlier)
+        context = _join(context, earlier, names)
     if context and is_followup(question):
-        return Resolved(question.strip(), _without_replaced(context, question))
+        return Resolved(question.strip(), _without_replaced(context, question, names))
     return Resolved(question.strip(), "")
 
 
@@ -77,7 +89,7 @@ def resolve(question: str, previous_questions: Sequence[str]) -> str:
     return resolve_turn(question, previous_questions).query
 
 
-def _join(context: str, question: str) -> str:
+def _join(context: str, question: str, names: Collection[str] = ()) -> str:
     if context and is_followup(question):
-        return f"{question.strip()} {_without_replaced(context, question)}"
+        return f"{question.strip()} {_without_replaced(context, question, names)}"
     return question

@@ -134,11 +134,11 @@ class Advisor:
         started = time.perf_counter()
         text = validate_question(question, self.settings.answer.max_question_chars)
         language = detect_language(text)
-        turn = resolve_turn(text, [t.content for t in history if t.role == "user"])
+        snap = self.retriever.snapshot()  # one index state for the whole answer
+        turn = resolve_turn(text, [t.content for t in history if t.role == "user"], snap.names)
         query = strip_injection(turn.query)
         k = k or self.settings.retrieval.top_k
         timings: dict[str, float] = {}
-        snap = self.retriever.snapshot()  # one index state for the whole answer
         passages: list[Passage] = []
         if query and content_tokens(query):
             t0 = time.perf_counter()

@@ -105,6 +105,9 @@ _FIGURE = re.compile(
 )
 
 
+_CHOICE = re.compile(r"どっち|どちら(?!も)|\bwhich\b|\bor\b|\bvs\.?|versus|比べ|比較", re.I)
+
+
 def asks_for_figure(question: str) -> bool:
     return bool(_FIGURE.search(question))
 
@@ -147,6 +150,8 @@ def decide(query: str, language: str, strength: float, vocabulary: Collection[st
         return refusal_text(language)
     unknown = unknown_names(query, vocabulary)
     compared = compared_unknowns(query, unknown)
+    if len(unknown) >= 2 and _CHOICE.search(query):
+        compared = list(unknown)  # a choice between things the documents never mention
     if not should_refuse(strength, unknown, compared, asks_for_figure(query)):
         return None
     return refusal_text(language, as_written(query, compared))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
@@ -56,6 +56,7 @@ class Snapshot:
     by_position: dict[tuple[str, int], StoredChunk] = field(default_factory=dict)  # (doc id, index) → chunk
     rules: list[Rule] = field(default_factory=list)  # decision rules stated by the chunks (ingest.rules)
     stale: frozenset[str] = frozenset()  # translation companions whose original changed
+    names: frozenset[str] = frozenset()  # the products the documents are about (their titles' names)
     checked_at: float = 0.0
 
     def section_chunks(self, doc_id: str, section: str) -> list[StoredChunk]:
@@ -125,6 +126,7 @@ class Retriever:
                     {(c.doc_id, c.index): c for c in chunks},
                     [rule for c in sorted(chunks, key=lambda c: (c.doc_id, c.index)) for rule in load_rules(c.rules)],
                     frozenset(info.translations_stale if info else ()),
+                    product_names(c.title for c in chunks),
                 )
             self._snapshot.checked_at = now
             return self._snapshot
@@ -222,6 +224,20 @@ class _Clock:
         if self.timings is not None:
             self.timings[stage] = round((now - self.last) * 1000, 2)
         self.last = now
+
+
+def product_name(title: str) -> str:
+    """The product a document is about, from its title: "Kueue - Overview" → "Kueue", "KAI Scheduler -
+    Batch Scheduling" → "KAI Scheduler"; "" for titles that do not start with a name."""
+    head = re.split(r"\s[-–—(:]\s?|\s\(", title, maxsplit=1)[0].strip()
+    words = head.split()
+    return head if 0 < len(words) <= 3 and head[:1].isupper() and head.isascii() else ""
+
+
+def product_names(titles: Iterable[str]) -> frozenset[str]:
+    """Product names (and their first words: "Kubeflow", "Slurm") of a set of document titles."""
+    heads = {product_name(t) for t in titles} - {""}
+    return frozenset(heads | {h.split()[0] for h in heads})
 
 
 def to_passage(chunk: StoredChunk, score: float, dense: float | None, lexical: float | None) -> Passage:

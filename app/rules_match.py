@@ -9,6 +9,7 @@ Deliberately left out: the matching maths and the verdict itself (``app.verdict`
 
 from __future__ import annotations
 
+import re
 import threading
 
 import numpy as np
@@ -16,9 +17,16 @@ import numpy as np
 from app.glossary import Glossary
 from app.models import MatchedRule, Verdict
 from app.retrieve import Snapshot
-from app.verdict import MATCH_FLOOR, decide, match, one_version
+from app.verdict import MATCH_FLOOR, decide, match, one_version, situation_parts
 from ingest.contract import Rule
 from ingest.embeddings import AdvisorEmbeddings
+
+# "we ALSO need…", "…も", "さらに": the new turn adds to the earlier situation instead of replacing it.
+ADDS = re.compile(
+    r"\b(also|as well|too|in addition|additionally|on top of)\b|さらに|加えて|併せて|あわせて|も同じ|もまとめて"
+    r"|も(?:運用|やり|し|動かし|扱い)たい",
+    re.I,
+)
 
 
 class RuleMatcher:
@@ -59,8 +67,10 @@ class RuleMatcher:
         """The verdict for a selection question; a follow-up's own words decide when they match a rule,
         the earlier question fills in only when they do not."""
         scored = self.scored(focus, language, snap)
-        situation = focus
-        if context and (not scored or scored[0].score < MATCH_FLOOR):
-            situation = f"{focus} {context}"
+        situation, clauses = focus, situation_parts(focus)
+        if context and (not scored or scored[0].score < MATCH_FLOOR or ADDS.search(focus)):
+            # the earlier question's situation still holds: its clauses find their rules too
+            situation, clauses = f"{focus} {context}", [*clauses, *situation_parts(context)]
             scored = self.scored(situation, language, snap)
-        return decide(scored, situation)
+        parts = [self.scored(c, language, snap) for c in clauses] if len(clauses) > 1 else []
+        return decide(scored, situation, parts)

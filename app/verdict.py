@@ -27,13 +27,24 @@ from app.text import content_tokens
 from ingest.contract import Rule, VerdictValue
 
 _SELECTION = re.compile(
-    r"\bwhich (platform|one|scheduler|system|option|stack|is (a )?better|should|would you|fits|suits|to (use|choose|pick))"
+    r"\bwhich (platform|scheduler|system|stack|is (a )?better|should|would you|fits|suits|to (use|choose|pick))"
+    r"|\bwhich (one|option) (should|would|is better|fits|suits|to)"
     r"|\bshould (we|i) (use|choose|pick|go|adopt|run|stay|move|switch|stick)|\brecommend|better (choice|fit|suited|option)"
     r"|\bbest (choice|fit|option|platform)|\b(go|stick) with\b|\bsuits? (us|our|a team|teams)|\bwhat (platform|should)"
-    r"|\bbetter (for|suited)|\bmore suitable|\bright (choice|platform)"
+    r"|\bbetter (for|suited)|\bmore suitable|\bright (choice|platform)|\b(would|do) you (suggest|pick|choose|go with)"
+    r"|\bwhat (setup|set-up|architecture) (do|would|should)"
     r"|どちらを|どっちを|どちらが(いい|良い|よい|向|適|おすすめ)|どっちが(いい|良い|よい|向|適|おすすめ)|どちらに(す|し)"
-    r"|選ぶ|選ぶべき|選択すべき|べきですか|べき[？?]|おすすめ|お勧め|推奨|向いて|適して(いる|います|る)|採用すべき|使うべき",
+    r"|選ぶ|選ぶべき|選択すべき|べきですか|べき[？?]|おすすめ|お勧め|推奨|向いて|適して(いる|います|る)|採用すべき|使うべき"
+    # a bare situation ("クラウドでノードを頻繁に増減させたい場合は？") asks what to run in it
+    r"|^[^？?]{4,60}(場合|とき|なら)は?[？?]\s*$"
+    r"|(hybrid|ハイブリッド)[^？?]{0,40}(アリ|あり|good idea|make sense|worth|recommended|いい|良い)",
     re.IGNORECASE,
+)
+# The team wants one platform for everything: splitting training and serving across two is not an answer.
+_ONE_PLATFORM = re.compile(
+    r"same (infrastructure|platform|cluster|stack)|one platform|single platform|同じ基盤|同一基盤|同じプラットフォーム"
+    r"|一つの基盤|1つの基盤|一元化|まとめて",
+    re.I,
 )
 _TRAIN = re.compile(r"学習|トレーニング|training|train\b|pre-?train", re.I)
 _SERVE = re.compile(r"推論|サービング|inference|serving|serve\b|deploy the model|model deployment", re.I)
@@ -81,13 +92,20 @@ _CHOICE_WORDS = frozenset(
 # A strengths list says what a platform is good at, not for whom: it counts less than a stated situation.
 SOURCE_WEIGHT = {"table": 1.0, "statement": 1.0, "strengths": 0.7}
 MATCH_FLOOR = 0.3  # a rule below this match is not the situation's
+PART_FLOOR = 0.35  # a clause of the situation must match a rule this well to add it
 NEAR_BEST = 0.75  # rules within this share of the best match count as matched too
-DOMINANCE = 1.5  # one platform's matched weight over the other's for a single verdict
 DENSE_WEIGHT = 0.12  # per standard deviation of the embedder's similarity above the rules' mean
 
 
 _BOTH = (re.compile(r"slurm", re.I), re.compile(r"kubernetes|k8s", re.I))
-_EITHER = re.compile(r"\bor\b|\bvs\.?\b|versus|どっち(?!も)|どちら(?!も)", re.I)
+_EITHER = re.compile(r"\bor\b|どっち(?!も)|どちら(?!も)", re.I)
+# The two sides of a choice: "PMIxとPMI-2のどっち", "between PMIx and PMI-2", "PMIx or PMI-2".
+_SIDES = re.compile(
+    r"([\w.+/-]+)\s*(?:と|か)\s*([\w.+/-]+)\s*(?:の|、)?\s*(?:どっち|どちら)|between\s+([\w.+/-]+)\s+and\s+([\w.+/-]+)"
+    r"|([\w.+/-]+)\s+or\s+([\w.+/-]+)\??",
+    re.I,
+)
+_PLATFORM_WORD = re.compile(r"slurm|kubernetes|k8s|platform|基盤|プラットフォーム|hybrid|ハイブリッド", re.I)
 _HOW_MUCH = re.compile(
     r"how (much|many|far|do|does|is)|どれ(くらい|ぐらい)|どの(くらい|程度)|違い|差|どう(やって|すれば)", re.I
 )
@@ -99,6 +117,11 @@ def is_selection_question(question: str) -> bool:
     Choice wording decides ("which platform…", "should we…", 向いている, どちらを…); naming both
     platforms with "or" / どっち counts too, unless the question asks how much they differ.
     """
+    sides = _SIDES.search(question)
+    if sides:
+        named = [g for g in sides.groups() if g]
+        if named and not any(_PLATFORM_WORD.search(side) for side in named):
+            return False  # a choice between two other things (PMIx or PMI-2) is not a platform choice
     if _SELECTION.search(question):
         return True
     both = all(p.search(question) for p in _BOTH)
@@ -163,26 +186,55 @@ def match(
     return sorted(out, key=lambda m: -m.score)
 
 
-def decide(scored: Sequence[MatchedRule], situation: str) -> Verdict:
-    """The verdict from the rules that match the situation (``scored`` best first)."""
+# Where one situation ends and another begins: "multi-week pretraining, but also inference that scales out".
+_CLAUSE = re.compile(
+    r"(?<=[.!?。！？])\s*|,?\s+\b(?:but|however|while|whereas|and then|then)\b\s*|、?(?:でも|しかし|ただし|けど|けれど)、?"
+)
+
+
+def situation_parts(text: str) -> list[str]:
+    """The clauses of a situation that could each match a different rule (at least three words)."""
+    parts = [p.strip(" ,、") for p in _CLAUSE.split(text) if p and p.strip(" ,、")]
+    parts = [p for p in parts if len(content_tokens(p)) >= 3]
+    return parts or [text]
+
+
+def near_best(scored: Sequence[MatchedRule]) -> list[MatchedRule]:
+    """The rules that match: above MATCH_FLOOR and within NEAR_BEST of the best match."""
     best = scored[0].score if scored else 0.0
-    matched = [m for m in scored if m.score >= MATCH_FLOOR and m.score >= NEAR_BEST * best]
+    return [m for m in scored if m.score >= MATCH_FLOOR and m.score >= NEAR_BEST * best]
+
+
+def decide(scored: Sequence[MatchedRule], situation: str, parts: Sequence[Sequence[MatchedRule]] = ()) -> Verdict:
+    """The verdict from the rules that match the situation (``scored`` best first). ``parts`` are the
+    scorings of the situation's clauses: each clause's own matches count, so a training clause and a
+    serving clause can each find their rule."""
+    matched = near_best(scored)
+    for part in parts:
+        # a clause is short: one shared word ("cluster") is no match, so its rules must match clearly
+        strong = [m for m in near_best(part) if m.score >= PART_FLOOR]
+        matched.extend(m for m in strong if all(m.rule.id != x.rule.id for x in matched))
+    matched.sort(key=lambda m: -m.score)
     if not matched:
         return Verdict(value="depends", rules=list(scored[:2]), changes=[])
     weight: dict[str, float] = {}
     for m in matched:
-        weight[m.rule.verdict] = weight.get(m.rule.verdict, 0.0) + m.score
+        # the best match per platform: the same rule stated twice (a table row and a summary point) is one vote
+        weight[m.rule.verdict] = max(weight.get(m.rule.verdict, 0.0), m.score)
     slurm, k8s, hybrid = weight.get("slurm", 0.0), weight.get("kubernetes", 0.0), weight.get("hybrid", 0.0)
     value: VerdictValue
     if hybrid and (hybrid >= max(slurm, k8s) or wants_both(situation)):
         value = "hybrid"
     elif slurm and k8s:
-        if max(slurm, k8s) >= DOMINANCE * min(slurm, k8s):
-            value = "slurm" if slurm > k8s else "kubernetes"
-        else:
-            value = "hybrid" if wants_both(situation) else "depends"
+        # matched rules that disagree (each within NEAR_BEST of the best): both sides hold for this situation
+        value = "hybrid" if wants_both(situation) else "depends"
     else:
         value = "slurm" if slurm > k8s else "kubernetes"
+    if value == "hybrid" and _ONE_PLATFORM.search(situation):
+        # one platform for training and serving: the rule that covers both on one platform decides
+        single = [m for m in matched if m.rule.verdict != "hybrid"]
+        both = [m for m in single if wants_both(m.rule.condition)]
+        value = (both or single)[0].rule.verdict if single else value
     backing = [m for m in matched if m.rule.verdict == value or value in ("depends", "hybrid")]
     others = [m for m in scored if m.rule.verdict not in (value, "hybrid") and m not in backing][:2]
     return Verdict(value=value, rules=backing[:4], changes=[f"{m.rule.condition} → {m.rule.verdict}" for m in others])
