@@ -87,7 +87,9 @@ def test_injection_inside_a_document_is_never_quoted(settings: Settings) -> None
 
 
 def test_selection_question_opens_with_a_supported_verdict(advisor: Advisor) -> None:
-    answer = advisor.ask("専用クラスタで学習するならAlphaとBetaのどちらを選ぶべき？")
+    # a choice between two other things is not a platform choice: no verdict
+    assert advisor.ask("専用クラスタで学習するならAlphaとBetaのどちらを選ぶべき？").verdict is None
+    answer = advisor.ask("専用クラスタで学習するならSlurmとKubernetesのどちらを選ぶべき？")
     assert not answer.refused
     first = answer.answer.splitlines()[0]
     # the verdict is data, rendered as the first line; this corpus states no rule for Slurm/Kubernetes
