@@ -206,7 +206,8 @@ def compose(
         lines.extend(_nested(attached.get(s.unit, [])))
         if p.translation_of and snap is not None:
             # a translation is not the publisher's wording: the original's words sit beneath it
-            original = original_units(p, [s.unit.quote], snap)
+            shown = [u.quote for u in [s.unit, *attached.get(s.unit, [])] if u.quote]
+            original = original_units(p, shown, snap)
             if original:
                 label = "原文" if ja else "Original"
                 lines.append(f"  - {label}: " + " / ".join(u.text for u in original))

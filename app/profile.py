@@ -25,7 +25,7 @@ from ingest.contract import VerdictValue
 
 PROFILE_PATH = Path(__file__).with_name("profile.toml")
 PRIORITY_WEIGHT = 2.0
-DOMINANCE = 2.0  # a platform wins a mixed profile when it has at least twice the other's weight
+DOMINANCE = 2.5  # a platform wins a mixed profile only with well over twice the other's weight
 CRITERIA = ("deployment", "workload", "fleet", "hpc_experience", "ops_team", "priority")
 _LABELS = {
     "en": {

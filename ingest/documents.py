@@ -48,6 +48,12 @@ class FrontMatter(BaseModel):
             raise ValueError("must be 1-128 characters of letters, digits, '.', '_' or '-'")
         return value
 
+    @field_validator("source_sha256", "translation_of", mode="before")
+    @classmethod
+    def _as_text(cls, value: object) -> object:
+        # YAML reads an all-digit hash or id as a number; it is still text
+        return str(value) if isinstance(value, int | float) else value
+
     @field_validator("url")
     @classmethod
     def _valid_url(cls, value: str) -> str:

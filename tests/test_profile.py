@@ -1,0 +1,164 @@
+"""The questionnaire and selection verdicts on the article itself: each of its scenario rows and summary
+points, given as a profile, gives the platform the article states; mixed profiles give hybrid or depends.
+
+The article and its English companion are read from the project's corpus folder (third-party text, never
+committed; `make` links it) into a temporary index. The profiles are written from the article's
+recommended-scenario table (four rows) and its summary (①, ③).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.cli import main as ask_main
+from app.models import Profile, Turn
+from app.pipeline import Advisor
+from ingest.indexer import run_ingest
+from ingest.settings import PROJECT_ROOT, Settings
+
+ARTICLE = PROJECT_ROOT / "corpus" / "docs" / "slurm-vs-k8s-article-ja.md"
+TRANSLATION = PROJECT_ROOT / "corpus" / "translations" / "slurm-vs-k8s-article-en.md"
+
+
+@pytest.fixture(scope="module")
+def article_advisor(tmp_path_factory: pytest.TempPathFactory) -> Advisor:
+    from fakes import FakeEmbeddings
+
+    if not ARTICLE.is_file() or not TRANSLATION.is_file():
+        pytest.fail(
+            "the corpus is not linked: run `make corpus` (CI does) so corpus/docs and corpus/translations exist"
+        )
+    root = tmp_path_factory.mktemp("article")
+    (root / "docs").mkdir()
+    (root / "translations").mkdir()
+    shutil.copy(ARTICLE, root / "docs")
+    shutil.copy(TRANSLATION, root / "translations")
+    settings = Settings().with_(
+        corpus_dir=root / "docs", index_dir=root / "index", data_dir=root / "data", embedding_backend="fake"
+    )
+    report = run_ingest(settings, FakeEmbeddings())
+    assert report.docs_added == 2 and not report.translations_stale
+    return Advisor(settings, FakeEmbeddings())
+
+
+PROFILES = [
+    # the recommended-scenario table, row by row
+    ({"deployment": "on_prem", "workload": "training"}, "slurm"),
+    ({"deployment": "cloud", "fleet": "elastic"}, "kubernetes"),
+    ({"workload": "training_and_serving"}, "kubernetes"),
+    ({"hpc_experience": "experienced", "ops_team": "small"}, "slurm"),
+    # the summary: ① purpose (training speed and GPU utilisation vs. integration), ③ the hybrid
+    ({"priority": "training_speed_cost"}, "slurm"),
+    ({"priority": "integration"}, "kubernetes"),
+    ({"deployment": "on_prem", "workload": "training_and_serving"}, "hybrid"),
+    # whole profiles: the article's Slurm team and its Kubernetes team; a mix of rows without serving
+    (
+        {"deployment": "on_prem", "workload": "training", "fleet": "fixed", "hpc_experience": "experienced",
+         "ops_team": "small", "priority": "training_speed_cost"},
+        "slurm",
+    ),
+    (
+        {"deployment": "cloud", "workload": "training_and_serving", "fleet": "elastic", "hpc_experience": "new",
+         "ops_team": "dedicated", "priority": "integration"},
+        "kubernetes",
+    ),
+    ({"deployment": "cloud", "hpc_experience": "experienced", "ops_team": "small"}, "depends"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+@pytest.mark.parametrize(("answers", "verdict"), PROFILES)
+def test_profiles_give_the_platform_the_article_states(
+    article_advisor: Advisor, answers: dict[str, str], verdict: str, lang: str
+) -> None:
+    rec = article_advisor.recommend(Profile(**answers, lang=lang))  # type: ignore[arg-type]
+    assert rec.verdict == verdict, [(r.criterion, r.verdict, r.rule.condition if r.rule else None) for r in rec.reasons]
+    for reason in rec.reasons:
+        if reason.rule is not None:
+            # each answer cites the rule it matched, quoted verbatim from the article's table or summary
+            # (rows of one table share one header in a citation, so the row itself is looked for)
+            assert reason.citations and reason.rule.quote.splitlines()[-1] in reason.citations[0].quote
+            assert "まとめ" not in reason.rule.section or reason.rule.source == "statement"
+    if verdict in ("hybrid", "depends"):
+        assert {r.verdict for r in rec.reasons} >= {"slurm", "kubernetes"}, "both sides cited"
+
+
+@pytest.mark.parametrize(
+    ("question", "verdict"),
+    [
+        ("Which platform suits on-prem LLM training with a small ops team?", "slurm"),
+        ("オンプレで運用担当が少ないチームにはどちらが向いていますか？", "slurm"),
+        ("We are cloud-first and scale nodes up and down all the time. Which should we choose?", "kubernetes"),
+        ("学習したモデルを同じ基盤でサービングもしたい。どちらを選ぶべき？", "kubernetes"),
+        (
+            "We run multi-week training runs but also need inference that scales out on demand. What setup do you suggest?",
+            "hybrid",
+        ),
+        ("GPU利用率はSlurmとKubernetesでどれくらい違いますか？", None),
+        ("How much memory does the Kubernetes control plane use?", None),
+    ],
+)
+def test_selection_questions_get_the_verdict_of_the_matching_rule(
+    article_advisor: Advisor, question: str, verdict: str | None
+) -> None:
+    answer = article_advisor.ask(question)
+    assert (answer.verdict.value if answer.verdict else None) == verdict
+    if answer.verdict is not None:
+        cited = {c.n for c in answer.citations}
+        assert all(m.n in cited for m in answer.verdict.rules)
+        assert answer.answer.splitlines()[0].startswith(("**Verdict", "**判定"))
+    else:
+        assert not answer.answer.startswith("**")
+
+
+@pytest.mark.parametrize(
+    ("history", "follow_up", "verdict"),
+    [
+        (["Which platform suits on-prem LLM training?"], "And what about serving the model afterwards on the same infrastructure?", "kubernetes"),
+        (["オンプレでLLMを学習するならどちらが向いていますか？"], "学習後に同じ基盤で推論サービスも運用したい場合は？", "kubernetes"),
+        (["Which platform suits on-prem LLM training?"], "Now we also need an inference tier that scales out with demand, keeping training as it is. What then?", "hybrid"),
+        (["クラウドでノードを頻繁に増減させるならどちらがいい？"], "じゃあオンプレで、社内にHPCの運用文化があって運用担当が少ない場合は？", "slurm"),
+    ],
+)  # fmt: skip
+def test_follow_ups_answer_the_new_turn_not_the_previous_one(
+    article_advisor: Advisor, history: list[str], follow_up: str, verdict: str
+) -> None:
+    first = article_advisor.ask(history[0])
+    answer = article_advisor.ask(follow_up, [Turn(role="user", content=history[0])])
+    assert answer.verdict is not None and answer.verdict.value == verdict
+    assert answer.answer != first.answer
+
+
+def test_ask_profile_json_and_a_bad_field(
+    article_advisor: Advisor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("app.cli.settings_or_exit", lambda prog: article_advisor.settings)
+    monkeypatch.setattr("app.pipeline.make_embeddings", lambda settings: article_advisor.embeddings)
+    good = tmp_path / "p.json"
+    good.write_text(json.dumps({"deployment": "cloud", "fleet": "elastic", "lang": "en"}), encoding="utf-8")
+    assert ask_main(["--profile", str(good), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "kubernetes"
+    assert {"criterion", "answer", "verdict", "rule", "citations"} <= set(out["reasons"][0])
+    assert out["citations"] and out["answer"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"deployment": "mars"}), encoding="utf-8")
+    assert ask_main(["--profile", str(bad), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "field 'deployment'" in err and "on_prem" in err and str(bad) in err
+
+
+def test_ask_rules_lists_every_rule_with_its_quote(
+    article_advisor: Advisor, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("app.cli.settings_or_exit", lambda prog: article_advisor.settings)
+    monkeypatch.setattr("app.pipeline.make_embeddings", lambda settings: article_advisor.embeddings)
+    assert ask_main(["--rules", "--json"]) == 0
+    rules = json.loads(capsys.readouterr().out)
+    assert {r["language"] for r in rules} == {"ja", "en"}
+    assert sum(1 for r in rules if r["source"] == "table") == 8  # four scenario rows, in both languages
+    assert all(r["quote"] and r["condition"] for r in rules)
