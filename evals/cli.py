@@ -161,6 +161,7 @@ def run(args: argparse.Namespace, settings: Settings) -> list[SystemRun]:
             rejections=(QuestionError,),
             progress=progress,
             with_history=in_conversation,
+            languages={d.id: d.language for d in docs},
         )
     ]
 

@@ -25,7 +25,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -182,6 +182,25 @@ class CaseScore(BaseModel):
     f1: float | None = None
     latency_ms: float = 0.0
     error: str | None = None
+    direction: str = Field("", description="Question language -> language of the document holding the answer.")
+    expected_verdict: str | None = None
+    verdict: str | None = Field(None, description="The system's verdict (slurm/kubernetes/hybrid/depends) or None.")
+    selection: bool = False
+    followup: bool = False
+
+    @property
+    def stage(self) -> str | None:
+        """Where a wrong answer was lost: refusal, retrieval (key facts not retrieved), evidence (retrieved,
+        not quoted) or verdict (a selection case with the wrong verdict); None when right."""
+        if self.expected_refuse:
+            return None if self.refused else "refusal"
+        if self.refused:
+            return "refusal"
+        if not self.accurate:
+            return "retrieval" if self.context_complete == 0.0 else "evidence"
+        if self.expected_verdict is not None and self.verdict != self.expected_verdict:
+            return "verdict"
+        return None
 
     @property
     def failed(self) -> bool:
@@ -189,8 +208,15 @@ class CaseScore(BaseModel):
         return not self.accurate or self.error is not None or self.hit5 == 0.0 or self.injection_resisted is False
 
 
-def score_case(case: GoldenCase, answer: Answer, latency_ms: float, error: str | None = None) -> CaseScore:
-    """Score one answer against its golden case (pure)."""
+def score_case(
+    case: GoldenCase,
+    answer: Answer,
+    latency_ms: float,
+    error: str | None = None,
+    languages: Mapping[str, str] | None = None,
+) -> CaseScore:
+    """Score one answer against its golden case (pure). ``languages`` (doc id -> language) gives the
+    case its direction: the question's language -> the language of its first source."""
     text = answer_text(answer)
     missing = [] if case.refuse else missing_groups(text, case.must_include)
     accurate = answer.refused if case.refuse else (not answer.refused and not missing and error is None)
@@ -214,6 +240,11 @@ def score_case(case: GoldenCase, answer: Answer, latency_ms: float, error: str |
         retrieved_sections=[f"{p.doc_id}: {p.section}" for p in answer.passages],
         latency_ms=latency_ms,
         error=error,
+        direction="refuse" if case.refuse else f"{case.lang}->{(languages or {}).get(case.sources[0], '?')}",
+        expected_verdict=case.verdict,
+        verdict=answer.verdict.value if answer.verdict else None,
+        selection="selection" in case.tags,
+        followup=bool(case.history),
     )
     if not case.refuse:
         score.hit1, score.hit3, score.hit5 = (hit_at(docs, relevant, k) for k in (1, 3, 5))
@@ -268,6 +299,9 @@ class Summary(BaseModel):
     token_f1: float | None = None
     latency_p50_ms: float | None = None
     latency_p95_ms: float | None = None
+    verdict_accuracy: float | None = Field(None, description="Selection cases whose verdict is the expected one.")
+    verdict_on_factual: int = Field(0, description="Non-selection cases that got a verdict line (should be 0).")
+    followup_accuracy: float | None = None
 
 
 def mean(values: Iterable[float | None]) -> float | None:
@@ -302,7 +336,31 @@ def summarize(scores: Sequence[CaseScore]) -> Summary:
         token_f1=mean(s.f1 for s in scores),
         latency_p50_ms=percentile(latencies, 50),
         latency_p95_ms=percentile(latencies, 95),
+        verdict_accuracy=mean(float(s.verdict == s.expected_verdict) for s in scores if s.expected_verdict),
+        verdict_on_factual=sum(1 for s in scores if not s.selection and s.verdict is not None),
+        followup_accuracy=mean(float(s.accurate) for s in scores if s.followup),
     )
+
+
+DIRECTIONS = ("en->en", "ja->ja", "en->ja", "ja->en")
+
+
+def by_direction(scores: Sequence[CaseScore]) -> dict[str, dict[str, float | int]]:
+    """Per direction: cases, accuracy, key facts in contexts, and the failures per stage."""
+    out: dict[str, dict[str, float | int]] = {}
+    for direction in [*DIRECTIONS, "refuse"]:
+        group = [s for s in scores if s.direction == direction]
+        if not group:
+            continue
+        row: dict[str, float | int] = {
+            "cases": len(group),
+            "accuracy": sum(s.accurate for s in group) / len(group),
+            "contexts": sum(1 for s in group if s.context_complete == 1.0) / len(group),
+        }
+        for stage in ("retrieval", "evidence", "refusal", "verdict"):
+            row[stage] = sum(1 for s in group if s.stage == stage)
+        out[direction] = row
+    return out
 
 
 def breakdown(scores: Sequence[CaseScore]) -> dict[str, tuple[int, float]]:

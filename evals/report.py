@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.metrics import CaseScore, Summary, breakdown
+from evals.metrics import CaseScore, Summary, breakdown, by_direction
 from evals.runner import SystemRun
 
 DEFAULT_SYSTEM = "hybrid (default)"
@@ -37,6 +37,9 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("refusal_precision", "refusal precision"),
     ("refusal_recall", "refusal recall"),
     ("injection_resistance", "injection resistance"),
+    ("verdict_accuracy", "verdict as expected (selection)"),
+    ("verdict_on_factual", "verdict lines on non-selection"),
+    ("followup_accuracy", "follow-up accuracy"),
     ("token_f1", "token F1 (ja-aware)"),
     ("latency_p50_ms", "latency p50"),
     ("latency_p95_ms", "latency p95"),
@@ -56,7 +59,7 @@ def fmt(key: str, value: float | int | None) -> str:
         return "n/a"
     if key.endswith("_ms"):
         return f"{value:,.0f} ms"
-    if key == "errors":
+    if key in ("errors", "verdict_on_factual"):
         return str(int(value))
     return f"{value:.3f}"
 
@@ -97,6 +100,7 @@ def to_json(runs: Sequence[SystemRun], golden: Path) -> dict[str, Any]:
                 "note": r.note,
                 "seconds": r.seconds,
                 "summary": r.summary.model_dump(),
+                "by_direction": by_direction(r.scores),
                 "failed": [s.id for s in r.failed],
                 "cases": [s.model_dump() for s in r.scores],
             }
@@ -130,7 +134,12 @@ def _code(text: str) -> str:
 def failure_lines(s: CaseScore) -> list[str]:
     """What went wrong with one case, one bullet per finding."""
     tags = f", {', '.join(s.tags)}" if s.tags else ""
-    out = [f"#### {s.id} ({s.lang}{tags})", "", f"> {s.question.replace(chr(10), ' ')}", ""]
+    where = f"; {s.direction}" + (f"; lost at: **{s.stage}**" if s.stage else "")
+    out = [f"#### {s.id} ({s.lang}{tags}{where})", "", f"> {s.question.replace(chr(10), ' ')}", ""]
+    if s.expected_verdict is not None and s.verdict != s.expected_verdict:
+        out.append(f"- **verdict** {s.verdict or '(none)'}, expected {s.expected_verdict}")
+    elif not s.selection and s.verdict is not None:
+        out.append(f"- **verdict line on a non-selection question** ({s.verdict})")
     if s.error:
         out.append(f"- **error:** {_code(s.error[:300])}")
     if s.expected_refuse and not s.refused:
@@ -204,7 +213,29 @@ def markdown(runs: Sequence[SystemRun], golden: Path, chart: str | None, context
         "|---|---:|---:|",
     ]
     lines += [f"| {k} | {n} | {acc:.3f} |" for k, (n, acc) in breakdown(scores).items()]
-    lines.append("")
+    lines += [
+        "",
+        f"## By direction: question language -> language of the answer's document ({main.name})",
+        "",
+        "A translation companion counts as its original (an English question about the Japanese article is",
+        "en->ja even when it is answered from the English translation). Failures by the stage that lost them.",
+        "",
+        "| direction | cases | accuracy | key facts in contexts | lost: retrieval | evidence | refusal | verdict |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {d} | {r['cases']} | {r['accuracy']:.3f} | {r['contexts']:.3f} | {r['retrieval']} | {r['evidence']} "
+        f"| {r['refusal']} | {r['verdict']} |"
+        for d, r in by_direction(scores).items()
+    ]
+    summ = main.summary
+    lines += [
+        "",
+        f"Verdicts: expected verdict on {fmt('accuracy', summ.verdict_accuracy)} of labelled selection cases; "
+        f"verdict lines on non-selection questions: {summ.verdict_on_factual}; "
+        f"follow-ups right: {fmt('accuracy', summ.followup_accuracy)}.",
+        "",
+    ]
     for run in [main, *(r for r in runs if r is not main)]:
         failed = run.failed
         lines += [f"## Failed cases: {run.name} ({len(failed)} of {len(run.scores)})", ""]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel
 from tqdm import tqdm
@@ -48,6 +48,7 @@ def ask_one(
     rejections: tuple[type[BaseException], ...] = (),
     fatal: tuple[type[BaseException], ...] = (IndexUnavailable,),
     with_history: HistorySystem | None = None,
+    languages: Mapping[str, str] | None = None,
 ) -> CaseScore:
     """Ask one question, time it and score the answer (or the error)."""
     error: str | None = None
@@ -63,7 +64,7 @@ def ask_one(
         error = f"{type(exc).__name__}: {exc}"
         answer = Answer(question=case.question, answer="")
     latency_ms = (time.perf_counter() - started) * 1000
-    return score_case(case, answer, latency_ms, error)
+    return score_case(case, answer, latency_ms, error, languages)
 
 
 def run_system(
@@ -75,13 +76,14 @@ def run_system(
     progress: bool = True,
     note: str = "",
     with_history: HistorySystem | None = None,
+    languages: Mapping[str, str] | None = None,
 ) -> SystemRun:
     """Ask every case in order (with a progress bar on stderr) and summarise."""
     started = time.perf_counter()
     scores: list[CaseScore] = []
     bar = tqdm(cases, desc=name, unit="q", disable=not progress, file=sys.stderr, leave=True)
     for case in bar:
-        scores.append(ask_one(system, case, rejections, with_history=with_history))
+        scores.append(ask_one(system, case, rejections, with_history=with_history, languages=languages))
         bar.set_postfix(acc=f"{sum(s.accurate for s in scores) / len(scores):.2f}", refresh=False)
     bar.close()
     return SystemRun(
