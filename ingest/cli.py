@@ -129,8 +129,14 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             "chunks_total",
             "embedded",
             "seconds",
+            "translations_stale",
         )
         print(json.dumps({k: getattr(report, k) for k in keys}))
+        for stale in report.translations_stale:  # stdout stays one JSON object; people read stderr
+            print(
+                f"ingest: translation {stale} is stale (its original changed); `ingest --translate` rewrites it",
+                file=sys.stderr,
+            )
     else:
         print(f"ingest: {report.summary()}")
     return 0

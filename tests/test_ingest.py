@@ -22,7 +22,16 @@ from ingest.settings import Settings
 from ingest.store import Generation, Store, StoredChunk
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-JSON_KEYS = {"docs_added", "docs_updated", "docs_unchanged", "docs_deleted", "chunks_total", "embedded", "seconds"}
+JSON_KEYS = {
+    "docs_added",
+    "docs_updated",
+    "docs_unchanged",
+    "docs_deleted",
+    "chunks_total",
+    "embedded",
+    "seconds",
+    "translations_stale",
+}
 
 NEW_DOC = """---
 id: "storage-en"

@@ -209,3 +209,17 @@ def test_ask_json_citation_of_a_translation_carries_its_original(
     cited = next(c for c in out["citations"] if c["doc_id"] == "art-en")
     assert cited["translation_of"] == "art-ja" and cited["original"]["section"] == "1. 概要"
     assert cited["link"].startswith("https://example.test/art#:~:text=")
+
+
+def test_ingest_json_lists_stale_translations(
+    paired: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ingest.cli import main as ingest_main
+
+    write_pair(paired.index.corpus_dir, paired.index.translations_folder, source_hash="e" * 64)
+    monkeypatch.setattr("ingest.cli.settings_or_exit", lambda prog, overrides=None: paired)
+    monkeypatch.setattr("ingest.cli.make_embeddings", lambda settings: _embeddings())
+    assert ingest_main(["--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["translations_stale"] == ["art-en"]
+    assert "translation art-en is stale" in captured.err
