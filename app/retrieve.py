@@ -79,6 +79,8 @@ class Retriever:
         self._store = store
         self.glossary = glossary or load_glossary()
         self._snapshot: Snapshot | None = None
+        # False leaves translation companions out of the results (the evals ablation measures them so)
+        self.translations = True
         self.pointer_ttl_s = POINTER_TTL_S
         self._lock = threading.Lock()
 
@@ -184,6 +186,8 @@ class Retriever:
             lexical_scores = snap.lexical.pick(bm25, union)
             ranked = rrf_complete([dense_scores, lexical_scores], weights=[1.0, LEXICAL_WEIGHT])
         passages: list[Passage] = []
+        if not self.translations:
+            ranked = [(cid, sc) for cid, sc in ranked if cid in snap.chunks and not snap.chunks[cid].translation_of]
         for cid, score in ranked[:k]:
             chunk = snap.chunks.get(cid)
             if chunk is None:

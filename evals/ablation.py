@@ -24,13 +24,13 @@ from __future__ import annotations
 import gc
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
 from tqdm import tqdm
 
-from app.models import Answer, Passage
+from app.models import Answer, Passage, Turn
 from app.pipeline import Advisor, QuestionError, strip_injection, validate_question
 from app.text import content_tokens
 from evals.golden import GoldenCase
@@ -142,6 +142,12 @@ def ablation_systems(settings: Settings, cache_dir: Path, progress: bool = True)
     default = Advisor(settings, embeddings)
     default.warm_up()
     yield DEFAULT_NAME, "the product: dense + BM25 fused (RRF), glossary-expanded", default.ask
+    untranslated = Advisor(settings, embeddings)
+    untranslated.retriever.translations = False
+    untranslated.warm_up()
+    note = "the product with translation companions left out of retrieval (answers quote the originals)"
+    yield "without translations", note, untranslated.ask
+    del untranslated
     # A fresh answerer per system: its evidence-vector cache would otherwise speed up later systems.
     default = Advisor(settings, embeddings)
     default.warm_up()
@@ -167,9 +173,28 @@ def ablation_systems(settings: Settings, cache_dir: Path, progress: bool = True)
 
 
 def run_ablation(
-    settings: Settings, cases: Sequence[GoldenCase], cache_dir: Path, progress: bool = True
+    settings: Settings,
+    cases: Sequence[GoldenCase],
+    cache_dir: Path,
+    progress: bool = True,
+    languages: Mapping[str, str] | None = None,
 ) -> list[SystemRun]:
     runs: list[SystemRun] = []
     for name, note, system in ablation_systems(settings, cache_dir, progress):
-        runs.append(run_system(name, system, cases, rejections=(QuestionError,), progress=progress, note=note))
+        # follow-up cases go to the product's own systems with their conversation (the others take questions)
+        owner = getattr(system, "__self__", None)
+        with_history = None
+        if isinstance(owner, Advisor):
+            advisor = owner
+
+            def in_conversation(question: str, history: list[str], advisor: Advisor = advisor) -> Answer:
+                return advisor.ask(question, [Turn(role="user", content=h) for h in history])
+
+            with_history = in_conversation
+        runs.append(
+            run_system(
+                name, system, cases, rejections=(QuestionError,), progress=progress, note=note,
+                with_history=with_history, languages=languages,
+            )
+        )  # fmt: skip
     return runs

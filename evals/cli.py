@@ -134,14 +134,14 @@ def run(args: argparse.Namespace, settings: Settings) -> list[SystemRun]:
     from ingest.documents import load_corpus
 
     cases = load_golden(args.golden)
-    docs, _ = load_corpus(settings.index.corpus_dir)
+    docs, _ = load_corpus(settings.index.corpus_dir, settings.index.translations_folder)
     for problem in unknown_sources(cases, {d.id for d in docs}, args.golden):
         print(f"evals: warning: {problem}", file=sys.stderr)
     progress = not args.no_progress
     if args.ablation:
         from evals.ablation import run_ablation
 
-        return run_ablation(settings, cases, args.cache, progress)
+        return run_ablation(settings, cases, args.cache, progress, languages={d.id: d.language for d in docs})
     from app.pipeline import Advisor, QuestionError
     from evals.ablation import DEFAULT_NAME
     from evals.runner import run_system
