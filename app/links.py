@@ -28,11 +28,13 @@ import unicodedata
 from urllib.parse import quote as _percent
 from urllib.parse import urlsplit
 
+from app.models import MARKER
+
 WORDS = 4  # words per textStart/textEnd term for a long quote
 SHORT_WORDS = 10  # a block of at most this many words is matched whole
 CJK_RUN = 16  # characters of a Japanese term (no spaces to cut at); a block up to twice this is used whole
 
-_MARKER = re.compile(r"\s*\[\d{1,3}\](?![(:])")
+_MARKER = re.compile(r"\s*" + MARKER.pattern)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")

@@ -25,12 +25,12 @@ from collections.abc import Callable, Sequence
 
 from app.i18n import t, verdict_label
 from app.links import deep_link
-from app.models import Answer, Citation, Passage, Verdict
+from app.models import MARKER, Answer, Citation, Passage, Verdict
 from ingest.contract import IndexInfo
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-_MARKER = re.compile(r"\[(\d{1,3})\](?![(:])")
+
 _SAFE_URL = re.compile(r"^https?://[^\s<>\"']+$", re.IGNORECASE)
 _MARKER_RUN = re.compile(r"\[\d{1,3}\](?:[ \t]*\[\d{1,3}\](?![(:]))+(?![(:])")
 _EMPTY_BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]*$\n?", re.MULTILINE)
@@ -132,7 +132,7 @@ def link_markers(markdown: str, citations: Sequence[Citation], key: str) -> str:
     by_n = {c.n: c for c in citations}
 
     def prose(text: str) -> str:
-        return _MARKER.sub(lambda m: _marker_html(int(m.group(1)), by_n.get(int(m.group(1))), key), _escape_prose(text))
+        return MARKER.sub(lambda m: _marker_html(int(m.group(1)), by_n.get(int(m.group(1))), key), _escape_prose(text))
 
     return _map_outside_code(tidy(markdown), prose)
 

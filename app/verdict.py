@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from app.models import MatchedRule, Verdict
 from app.text import content_tokens
 from ingest.contract import Rule, VerdictValue
+from ingest.rules import PLATFORM_NAMES
 
 _SELECTION = re.compile(
     r"\bwhich (platform|scheduler|system|stack|is (a )?better|should|would you|fits|suits|to (use|choose|pick))"
@@ -97,7 +98,7 @@ NEAR_BEST = 0.75  # rules within this share of the best match count as matched t
 DENSE_WEIGHT = 0.12  # per standard deviation of the embedder's similarity above the rules' mean
 
 
-_BOTH = (re.compile(r"slurm", re.I), re.compile(r"kubernetes|k8s", re.I))
+_BOTH = tuple(PLATFORM_NAMES.values())
 _EITHER = re.compile(r"\bor\b|どっち(?!も)|どちら(?!も)", re.I)
 # The two sides of a choice: "PMIxとPMI-2のどっち", "between PMIx and PMI-2", "PMIx or PMI-2".
 _SIDES = re.compile(

@@ -37,28 +37,25 @@ from ingest.chunking import _FENCE, _HEADING, headings
 from ingest.documents import load_corpus, parse_document
 from ingest.models import Document
 from ingest.settings import Settings
+from ingest.translate_backend import (
+    MACHINE,
+    Backend,
+    BackendUnreachable,
+    TranslateUsageError,
+    TranslationFailed,
+    resolve_backend,
+)
 from ingest.translations import structure_problem
+
+__all__ = ["Backend", "BackendUnreachable", "TranslateUsageError", "TranslationFailed", "resolve_backend"]
 
 Language = Literal["en", "ja"]
 LANGUAGE_NAMES: dict[str, str] = {"en": "English", "ja": "Japanese"}
 TITLE_SUFFIX: dict[str, str] = {"en": " (English translation)", "ja": "（日本語訳）"}
 COMPLETENESS = "translation (machine translation of the whole document; not the publisher's wording)"
-MACHINE = "machine translation"
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _WRAPPED = re.compile(r"\A```[ \t]*(?:markdown|md)?[ \t]*\n(.*)\n```\s*\Z", re.DOTALL | re.IGNORECASE)
 _LANG_SUFFIX = re.compile(r"-(en|ja)$")
-
-
-class TranslateUsageError(ValueError):
-    """The request cannot be carried out as asked (no backend, unknown id, ...); nothing was sent or written."""
-
-
-class BackendUnreachable(RuntimeError):
-    """The translation server did not answer at all; the message names its URL."""
-
-
-class TranslationFailed(RuntimeError):
-    """One document could not be translated; nothing was written for it."""
 
 
 class Outcome(BaseModel):
@@ -81,64 +78,6 @@ class TranslateReport(BaseModel):
         if kept := self.count("kept"):
             text += f", {kept} stale human translation(s) kept"
         return text
-
-
-# --- the backend: one chat request, over plain httpx (ingest must not import app/) ----------------------------
-
-
-@dataclass(frozen=True)
-class Backend:
-    name: Literal["openai", "ollama"]
-    url: str
-    model: str
-    api_key: str
-    timeout_s: float
-
-    @property
-    def translator(self) -> str:
-        return f"{MACHINE} ({self.name} {self.model})"
-
-    def chat(self, client: httpx.Client, messages: list[dict[str, str]]) -> str:
-        """The model's reply to ``messages``; BackendUnreachable when nothing answers, TranslationFailed on an error."""
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
-        headers = {}
-        if self.name == "openai":
-            payload["temperature"] = 0
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        else:
-            payload["options"] = {"temperature": 0}
-        try:
-            response = client.post(self.url, json=payload, headers=headers, timeout=self.timeout_s)
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            raise BackendUnreachable(f"cannot reach the {self.name} server at {self.url} ({exc})") from None
-        except httpx.HTTPError as exc:
-            raise TranslationFailed(f"the {self.name} server at {self.url} did not answer: {exc!r}") from None
-        if response.status_code != 200:
-            raise TranslationFailed(
-                f"the {self.name} server at {self.url} answered HTTP {response.status_code}: {response.text[:200]}"
-            )
-        try:
-            data = response.json()
-            content = data["choices"][0]["message"]["content"] if self.name == "openai" else data["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise TranslationFailed(f"the {self.name} server at {self.url} sent an unexpected reply") from None
-        return str(content or "")
-
-
-def resolve_backend(settings: Settings, flag: str | None = None) -> Backend:
-    """The ``--backend`` flag, else the configured answer backend when it is generative."""
-    name = flag or settings.answer.backend
-    llm = settings.llm
-    if name == "openai":
-        url = llm.openai_base_url.rstrip("/") + "/chat/completions"
-        return Backend("openai", url, llm.openai_model, llm.openai_api_key.get_secret_value(), llm.timeout_s)
-    if name == "ollama":
-        return Backend("ollama", llm.ollama_base_url.rstrip("/") + "/api/chat", llm.ollama_model, "", llm.timeout_s)
-    raise TranslateUsageError(
-        f"no translation backend: the answer backend is '{name}'; set ADVISOR_ANSWER_BACKEND=openai with "
-        "ADVISOR_OPENAI_BASE_URL (and ADVISOR_OPENAI_MODEL), or ADVISOR_ANSWER_BACKEND=ollama "
-        "(ADVISOR_OLLAMA_BASE_URL, ADVISOR_OLLAMA_MODEL), or pass --backend openai|ollama"
-    )
 
 
 # --- pure helpers --------------------------------------------------------------------------------------------
