@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer import add_quote, compose, select_units
+from app.answer import PER_PASSAGE, add_quote, compose, select_units
 from app.evidence import Evidence, ScoredUnit, Unit, coverage, idf_weights, split_units
 from app.models import MatchedRule, Passage, Verdict
 from app.refusal import refusal_text
@@ -99,10 +99,10 @@ def _passage(i: int, text: str, lang: str = "ja") -> Passage:
 
 
 def test_select_units_caps_per_passage_and_drops_weak() -> None:
-    units = [ScoredUnit(Unit(0, f"u{i}", f"u{i}", "sentence"), 1.0 - i * 0.01) for i in range(4)]
+    units = [ScoredUnit(Unit(0, f"u{i}", f"u{i}", "sentence"), 1.0 - i * 0.01) for i in range(PER_PASSAGE + 2)]
     units.append(ScoredUnit(Unit(1, "weak", "weak", "sentence"), 0.1))
     chosen = select_units(units)
-    assert [s.unit.text for s in chosen] == ["u0", "u1"]
+    assert [s.unit.text for s in chosen] == [f"u{i}" for i in range(PER_PASSAGE)]
 
 
 def _rule_from(unit: Unit, verdict: str) -> MatchedRule:

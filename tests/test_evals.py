@@ -210,7 +210,7 @@ def test_cli_end_to_end_writes_report_and_lists_failed_cases(
     assert system["summary"]["refusal_recall"] is not None
     report = (reports / "report.md").read_text(encoding="utf-8")
     assert (reports / "ablation.png").exists()
-    assert "#### never-matches (en)" in report and "`zz-absent-fact-zz`" in report
+    assert "#### never-matches (en" in report and "`zz-absent-fact-zz`" in report
     # retrieval over the fixture corpus works with the fake embedder: the answerable cases find their doc
     scores = {c["id"]: c for c in system["cases"]}
     assert scores["gw-memory"]["hit5"] == 1.0 and scores["sched-gpu"]["hit5"] == 1.0
