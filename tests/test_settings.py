@@ -30,7 +30,7 @@ def test_nested_defaults() -> None:
     assert s.index.translations_dir is None and s.index.translations_folder == PROJECT_ROOT / "corpus" / "translations"
     assert (s.index.chunk_size, s.index.chunk_min, s.index.hnsw_ef_search) == (600, 120, 400)
     assert not s.index.server_mode
-    assert (s.retrieval.top_k, s.retrieval.candidates) == (5, 30)
+    assert (s.retrieval.top_k, s.retrieval.candidates) == (8, 30)
     assert (s.answer.backend, s.answer.max_question_chars) == ("extractive", 2000)
     assert s.llm.timeout_s == 60.0 and s.llm.openai_api_key.get_secret_value() == "not-needed"
     assert (s.web.host, s.web.port, s.web.auth, s.web.concurrency) == ("127.0.0.1", 7860, None, 4)
@@ -66,7 +66,7 @@ def test_dotenv_is_read_and_the_environment_wins(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("ADVISOR_CANDIDATES", "60")
     s = load_settings()
     assert (s.retrieval.top_k, s.retrieval.candidates) == (3, 60)
-    assert load_settings(env_file=None).retrieval.top_k == 5
+    assert load_settings(env_file=None).retrieval.top_k == 8
 
 
 def test_overrides_by_variable_flat_or_dotted_name_beat_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -82,7 +82,7 @@ def test_with_changes_the_right_section_and_validates() -> None:
     changed = s.with_(corpus_dir="/tmp/c", top_k=3, llm_timeout_s=5, auth="a:b")
     assert changed.index.corpus_dir == Path("/tmp/c") and changed.retrieval.top_k == 3
     assert changed.llm.timeout_s == 5.0 and changed.web.auth == "a:b"
-    assert s.retrieval.top_k == 5  # the original is untouched
+    assert s.retrieval.top_k == 8  # the original is untouched
     with pytest.raises(SettingsError, match="ADVISOR_CHUNK_SIZE=50"):
         s.with_(chunk_size=50)
 
