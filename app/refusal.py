@@ -70,7 +70,28 @@ def unknown_names(question: str, vocabulary: Collection[str]) -> list[str]:
         tokens = [t for t in tokenize(match.group()) if not t.isdigit()]
         if not tokens or any(t in vocabulary for t in tokens) or tokens[0] in out:
             continue
-        if not _close(tokens[0], vocabulary):
+        # a typo repair is for words typed in passing; a name with inner capitals ("OpenPBS") is written on
+        # purpose ("Kuberentes" is still a typo of a known word)
+        written = match.group()
+        deliberate = len(written) > 3 and any(c.isupper() for c in written[1:])
+        if deliberate or not _close(tokens[0], vocabulary):
+            out.append(tokens[0])
+    return out
+
+
+# The thing a money or results figure is about: "electricity" in "the monthly electricity bill".
+_MEASURE_WORD = re.compile(
+    r"(?<![A-Za-z])([a-z]{4,})\s+(?=(bill|bills|price|prices|pricing|cost|costs|results?|scores?)\b)", re.IGNORECASE
+)
+
+
+def unknown_measures(question: str, vocabulary: Collection[str]) -> list[str]:
+    """What a money or results figure is about, when no document uses the word ("electricity" in "the monthly
+    electricity bill"): the figure cannot be in documents that never speak of the thing measured."""
+    out = []
+    for match in _MEASURE_WORD.finditer(question):
+        tokens = tokenize(match.group(1))
+        if tokens and tokens[0] not in vocabulary and not _close(tokens[0], vocabulary) and tokens[0] not in out:
             out.append(tokens[0])
     return out
 
@@ -110,7 +131,9 @@ _FIGURE = re.compile(
     r"|\bbenchmark(s|ed)?\b|\b(training|run|wall[- ]clock|completion) times?\b"
     r"|何(%|％|倍|秒|台|回|GB|ノード)|どれ(くらい|ぐらい)|どの(くらい|ぐらい)|帯域|スループット|ベンチマーク"
     # a date is a figure too: "when is 1.40 released", "リリース日はいつ"
-    r"|\bwhen (is|was|will|does|did)\b|release date|リリース日|いつ",
+    r"|\bwhen (is|was|will|does|did)\b|release date|リリース日|いつ"
+    # money and measured results: "electricity bill", "cost per hour", "MLPerf results", "電気代", "料金"
+    r"|\b(bill|bills|price|prices|pricing|cost per|per hour|results?|scores?)\b|電気代|料金|価格|費用|結果|成績",
     re.IGNORECASE,
 )
 
@@ -159,10 +182,13 @@ def decide(query: str, language: str, strength: float, vocabulary: Collection[st
     if not query:
         return refusal_text(language)
     unknown = unknown_names(query, vocabulary)
+    figure = asks_for_figure(query)
+    if figure:
+        unknown = [*unknown, *unknown_measures(query, vocabulary)]
     compared = compared_unknowns(query, unknown)
     if len(unknown) >= 2 and _CHOICE.search(query):
         compared = list(unknown)  # a choice between things the documents never mention
-    if not should_refuse(strength, unknown, compared, asks_for_figure(query)):
+    if not should_refuse(strength, unknown, compared, figure):
         return None
     return refusal_text(language, as_written(query, compared))
 

@@ -117,3 +117,18 @@ def test_a_choice_between_two_unknown_products_is_refused() -> None:
 
     text = decide("PBS ProとHTCondorだと、LLMの分散学習にはどっちが向いてますか？", "ja", 0.9, {"w:学習", "llm"})
     assert text is not None and "HTCondor" in text
+
+
+def test_what_a_money_figure_is_about_must_be_known() -> None:
+    from app.refusal import unknown_measures
+
+    vocab = {"gpu", "slurm", "kubernete", "training", "cost"}
+    q = "What's the monthly electricity bill difference between running 64 GPUs under Slurm and Kubernetes?"
+    assert asks_for_figure(q) and unknown_measures(q, vocab) == ["electricity"]
+    assert unknown_measures("What are the training results on Slurm?", vocab) == []
+
+
+def test_a_name_with_inner_capitals_is_never_taken_for_a_typo() -> None:
+    vocab = {"openmpi", "slurm"}
+    assert unknown_names("OpenPBSとSlurmを比べると？", vocab) == ["openpb"]
+    assert unknown_names("Kuberentesの保守は？", {"kubernete", "w:保守"}) == []  # a typo of a known word
