@@ -182,6 +182,13 @@ def is_file_note(p: Passage, text: str) -> bool:
     return bool(_FILE_NOTE_SECTION.search(p.section.split(" > ")[-1]) or _FILE_NOTE_TEXT.search(text))
 
 
+def only_file_notes(p: Passage) -> bool:
+    """A passage with nothing but notes about the stored file (a notes file's opening block): it cannot
+    answer anything, so it does not take one of the answer's passage slots."""
+    units = split_units(p.text, p.kind)
+    return bool(units) and all(is_file_note(p, u.text) for u in units)
+
+
 @dataclass(frozen=True)
 class ScoredUnit:
     unit: Unit

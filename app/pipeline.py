@@ -26,6 +26,7 @@ from app.evidence import (
     concept_weights,
     followers,
     is_lead_in,
+    only_file_notes,
     score_passages,
     split_units,
 )
@@ -144,7 +145,8 @@ class Advisor:
             t0 = time.perf_counter()
             query = correct(query, snap.frequency)
             ranked = self.retriever.retrieve(query, k * CANDIDATE_FACTOR, mode, timings, snap)
-            passages = self._continue_lead_ins(one_per_section(ranked, language, snap)[:k], snap)
+            substantive = [p for p in one_per_section(ranked, language, snap) if not only_file_notes(p)]
+            passages = self._continue_lead_ins(substantive[:k], snap)
             timings["retrieve"] = _ms(t0)
         backend = backend or self.settings.answer.backend
         t0 = time.perf_counter()

@@ -23,7 +23,8 @@ from ingest.embeddings import AdvisorEmbeddings
 
 # "we ALSO need…", "…も", "さらに": the new turn adds to the earlier situation instead of replacing it.
 ADDS = re.compile(
-    r"\b(also|as well|too|in addition|additionally|on top of)\b|さらに|加えて|併せて|あわせて|も同じ|もまとめて"
+    r"\b(also|as well|too|in addition|additionally|on top of|later|at that point|afterwards|even so|still)\b"
+    r"|さらに|加えて|併せて|あわせて|も同じ|もまとめて|それでも|その後|あとで|後で"
     r"|も(?:運用|やり|し|動かし|扱い)たい",
     re.I,
 )

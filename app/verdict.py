@@ -36,6 +36,7 @@ _SELECTION = re.compile(
     r"|\bwhat (setup|set-up|architecture) (do|would|should)"
     r"|どちらを|どっちを|どちらが(いい|良い|よい|向|適|おすすめ)|どっちが(いい|良い|よい|向|適|おすすめ)|どちらに(す|し)"
     r"|選ぶ|選ぶべき|選択すべき|べきですか|べき[？?]|おすすめ|お勧め|推奨|向いて|適して(いる|います|る)|採用すべき|使うべき"
+    r"|(どちら|どっち)が(合|向)|合いますか|合ってい|に(す|し)べき"
     # a bare situation ("クラウドでノードを頻繁に増減させたい場合は？") asks what to run in it
     r"|^[^？?]{4,60}(場合|とき|なら)は?[？?]\s*$"
     r"|(hybrid|ハイブリッド)[^？?]{0,40}(アリ|あり|good idea|make sense|worth|recommended|いい|良い)",
@@ -48,7 +49,11 @@ _ONE_PLATFORM = re.compile(
     re.I,
 )
 _TRAIN = re.compile(r"学習|トレーニング|training|train\b|pre-?train", re.I)
-_SERVE = re.compile(r"推論|サービング|inference|serving|serve\b|deploy the model|model deployment", re.I)
+_SERVE = re.compile(
+    r"推論|サービング|ホスティング|inference|serving|serve\b|host(ing)? (the |our |trained )*models?|deploy the model"
+    r"|model deployment",
+    re.I,
+)
 
 # Words of the choice itself, not of the situation: "which platform suits…", "どちらが向いて…", the platforms.
 _CHOICE_WORDS = frozenset(
