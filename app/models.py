@@ -33,6 +33,7 @@ class Passage(BaseModel):
     verbatim: bool = Field(True, description="False when the stored document is paraphrased notes.")
     translation_of: str | None = Field(None, description="This passage is from a translation of that document.")
     original_section: str = Field("", description="A translation's section path in its original.")
+    original_text: str = Field("", description="A translation: the text of the original's aligned section.")
 
 
 # Shown with a citation whose document is paraphrased notes: the user will not find the quote at the URL.

@@ -36,7 +36,7 @@ from app.retrieve import Mode, Retriever, Snapshot
 from app.rules_match import RuleMatcher
 from app.spelling import correct
 from app.text import content_tokens, detect_language
-from app.translated import one_per_section
+from app.translated import one_per_section, with_originals
 from app.verdict import is_selection_question
 from ingest.contract import DocumentInfo, IndexInfo, Rule, contextual_text
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
@@ -146,7 +146,7 @@ class Advisor:
             query = correct(query, snap.frequency)
             ranked = self.retriever.retrieve(query, k * CANDIDATE_FACTOR, mode, timings, snap)
             substantive = [p for p in one_per_section(ranked, language, snap) if not only_file_notes(p)]
-            passages = self._continue_lead_ins(substantive[:k], snap)
+            passages = with_originals(self._continue_lead_ins(substantive[:k], snap), snap)
             timings["retrieve"] = _ms(t0)
         backend = backend or self.settings.answer.backend
         t0 = time.perf_counter()

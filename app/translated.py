@@ -162,3 +162,14 @@ def _unit_quotes(quote: str, units: Sequence[Unit]) -> list[str]:
         return direct
     lines = quote.split("\n")
     return [u.quote for u in units if u.quote and (u.quote in lines or u.quote.split("\n")[-1] in lines)]
+
+
+def with_originals(passages: Sequence[Passage], snap: Snapshot) -> list[Passage]:
+    """Translation passages carry the text of their original's aligned section (shown and checked beside them)."""
+    out = []
+    for p in passages:
+        if p.translation_of:
+            text = "\n\n".join(c.text for c in snap.section_chunks(p.translation_of, p.original_section))
+            p = p.model_copy(update={"original_text": text})
+        out.append(p)
+    return out

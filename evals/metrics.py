@@ -263,7 +263,8 @@ def score_case(
         good = sum(1 for d in cited if d in relevant)
         score.citation_precision = good / len(cited) if cited else None
         score.citation_recall = good / len(relevant)
-        contexts = normalize("\n".join(p.text for p in answer.passages))
+        # a translated passage counts with its original's words (one source, two languages)
+        contexts = normalize("\n".join(f"{p.text}\n{p.original_text}" for p in answer.passages))
         score.context_complete = float(not missing_groups(contexts, case.must_include))
         if case.reference_answer.strip() and not answer.refused:
             score.f1 = token_f1(answer.answer, case.reference_answer)
