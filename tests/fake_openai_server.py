@@ -115,6 +115,15 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
 
+    def do_GET(self) -> None:
+        """The servers' model lists: what the UI's health check asks for."""
+        if self.path == "/v1/models":
+            self._json(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        elif self.path == "/api/tags":
+            self._json(200, {"models": [{"name": "fake"}]})
+        else:
+            self._json(404, {"error": f"no route {self.path}"})
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b"{}"

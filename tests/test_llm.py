@@ -432,3 +432,15 @@ def test_unreachable_server_error_says_how_to_start_one() -> None:
     with pytest.raises(LLMUnavailable) as err:
         list(stream_llm_answer("q", PASSAGES[:1], make_settings(url=url), "ollama", "en"))
     assert "ollama serve" in str(err.value)
+
+
+def test_the_fake_servers_pass_the_health_check() -> None:
+    from fake_openai_server import FakeLLMServer
+
+    from app.llm import check_backend
+    from ingest.settings import Settings
+
+    with FakeLLMServer() as server:
+        settings = Settings().with_(openai_base_url=server.openai_url, ollama_base_url=server.base_url)
+        assert check_backend(settings, "openai").ok
+        assert check_backend(settings, "ollama").ok
