@@ -392,3 +392,34 @@ def test_stop_button_ends_a_streaming_answer(indexed: Settings, browser: Browser
         page.wait_for_timeout(1500)
         expect(bot).not_to_contain_text("92%")  # the rest never arrived: the answer was stopped
         expect(page.locator("#send")).to_be_enabled()
+
+
+def test_questionnaire_recommends_from_the_articles_rules_and_cites_them(
+    settings: Settings, browser: BrowserContext, shots: Path, tmp_path: Path
+) -> None:
+    """The article's Kubernetes team (cloud, elastic fleet, training and serving) in the browser form."""
+    import shutil
+
+    from ingest.settings import PROJECT_ROOT
+
+    article = PROJECT_ROOT / "corpus" / "docs" / "slurm-vs-k8s-article-ja.md"
+    translation = PROJECT_ROOT / "corpus" / "translations" / "slurm-vs-k8s-article-en.md"
+    if not article.is_file() or not translation.is_file():
+        pytest.fail("the corpus is not linked: run `make corpus` so corpus/docs and corpus/translations exist")
+    (tmp_path / "art" / "docs").mkdir(parents=True)
+    (tmp_path / "art" / "translations").mkdir()
+    shutil.copy(article, tmp_path / "art" / "docs")
+    shutil.copy(translation, tmp_path / "art" / "translations")
+    art = settings.with_(corpus_dir=tmp_path / "art" / "docs", translations_dir=tmp_path / "art" / "translations")
+    run_ingest(art, FakeEmbeddings())
+    with launched(art) as url:
+        page = open_page(browser, url, [])
+        page.get_by_role("tab", name="Which platform?").click()
+        for field, label in (("deployment", "Cloud"), ("workload", "Training and serving"), ("fleet", "Elastic")):
+            page.locator(f"#q-{field}").get_by_label(label, exact=True).check()
+        page.click("#recommend")
+        result = page.locator("#recommendation")
+        expect(result).to_contain_text("Kubernetes", timeout=60_000)
+        expect(result).to_contain_text("Cloud-first")  # the scenario row it matched, quoted
+        expect(result.locator("sup.cite a").first).to_be_visible()  # and cited
+        shot(page, shots, "questionnaire-kubernetes")
