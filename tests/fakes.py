@@ -26,8 +26,6 @@ class FakeEmbeddings(AdvisorEmbeddings):
     (True, 1)
     """
 
-    similarity_scale = 2.0  # hashed-feature cosines are small (related texts ~0.1-0.4)
-
     def __init__(self, dim: int = 128) -> None:
         self.dim = dim
         self.spec = f"fake:{dim}"

