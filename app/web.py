@@ -138,7 +138,7 @@ def _chat_tab(ui: _Page, rt: Runtime, settings: Settings, lang: str) -> None:
                 ui.backend = gr.Radio(
                     rt.backend_choices(lang, check=False), value=settings.answer.backend, label=t("backend", lang)
                 )
-                ui.k = gr.Slider(1, 20, value=settings.retrieval.top_k, step=1, label=t("k", lang))
+                ui.k = gr.Slider(1, 20, value=settings.retrieval.top_k, step=1, label=t("k", lang), elem_id="k")
                 ui.refresh = gr.Button(t("refresh", lang), size="sm", elem_id="refresh-status")
             ui.export_chat = gr.Button(t("export_chat", lang), size="sm", elem_id="export-chat")
             ui.chat_file = gr.File(visible=False, interactive=False, elem_id="chat-file", show_label=False)

@@ -423,3 +423,54 @@ def test_questionnaire_recommends_from_the_articles_rules_and_cites_them(
         expect(result).to_contain_text("Cloud-first")  # the scenario row it matched, quoted
         expect(result.locator("sup.cite a").first).to_be_visible()  # and cited
         shot(page, shots, "questionnaire-kubernetes")
+
+
+def test_the_passages_slider_sets_how_many_passages_an_answer_uses(
+    indexed: Settings, browser: BrowserContext, shots: Path
+) -> None:
+    with launched(indexed) as url:
+        page = open_page(browser, url, [])
+        slider = page.locator("#k input[type=number]")
+        slider.fill("1")
+        slider.press("Enter")
+        bot = ask(page, EN_QUESTION)
+        expect(bot.locator(".source")).to_have_count(1)  # one passage: one source (it was 6 and 4)
+        page.click("#passages button, #passages .label-wrap")
+        expect(page.locator("#passages")).to_contain_text("Gateway Operations Guide")
+        expect(page.locator("#passages")).not_to_contain_text("ジョブスケジューラ比較メモ")
+        shot(page, shots, "k-1")
+
+
+NOTES_DOC = """---
+id: "vendor-notes"
+title: "Vendor blog on gateways (notes)"
+url: "https://example.test/vendor"
+language: "en"
+completeness: "partial (paraphrased notes from search-index excerpts; not verbatim)"
+---
+
+# Vendor blog on gateways (notes)
+
+> **What this file is.** Paraphrased notes, not the post's text. Two stored variants of the gateway post
+> exist; cite the URL above for the original and treat anything below as a summary.
+
+## Gateway restarts
+
+The post says a gateway restart takes about ninety seconds.
+
+## Coverage note for citation checking
+
+The gateway guide is cited for restart timing; the available excerpt is cut off at this point.
+"""
+
+
+def test_notes_about_a_stored_file_are_never_quoted(indexed: Settings, browser: BrowserContext, shots: Path) -> None:
+    (indexed.index.corpus_dir / "vendor-notes.md").write_text(NOTES_DOC, encoding="utf-8")
+    run_ingest(indexed, FakeEmbeddings())
+    with launched(indexed) as url:
+        page = open_page(browser, url, [])
+        bot = ask(page, "How long does a gateway restart take according to the vendor post?")
+        expect(bot).to_contain_text("ninety seconds")
+        for note in ("What this file is", "stored variants", "cut off at this point", "citation checking"):
+            expect(bot).not_to_contain_text(note)  # neither in the answer nor in its sources' quotes
+        shot(page, shots, "no-file-notes")
