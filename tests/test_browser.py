@@ -474,3 +474,22 @@ def test_notes_about_a_stored_file_are_never_quoted(indexed: Settings, browser: 
         for note in ("What this file is", "stored variants", "cut off at this point", "citation checking"):
             expect(bot).not_to_contain_text(note)  # neither in the answer nor in its sources' quotes
         shot(page, shots, "no-file-notes")
+
+
+def test_small_defects_refusal_once_no_empty_bullets_and_a_rendered_passages_panel(
+    indexed: Settings, browser: BrowserContext, shots: Path
+) -> None:
+    with launched(indexed) as url:
+        page = open_page(browser, url, [])
+        refusal = ask(page, "What is the capital of Australia?")
+        text = refusal.inner_text()
+        assert text.count("can't answer") + text.count("cannot answer") == 1, text  # said once
+        bot = ask(page, EN_QUESTION)
+        empty = bot.locator("li").evaluate_all("items => items.filter(li => !li.textContent.trim()).length")
+        assert empty == 0  # no stray empty bullet before a section heading
+        page.click("#passages button, #passages .label-wrap")
+        panel = page.locator("#passages")
+        expect(panel).to_contain_text("Gateway Operations Guide")
+        expect(panel).not_to_contain_text("&#96;")  # rendered, not escaped Markdown
+        expect(panel.locator("a[href^='https://']").first).to_be_visible()  # sources are links
+        shot(page, shots, "small-defects")
