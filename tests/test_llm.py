@@ -103,6 +103,10 @@ def test_openai_stream_is_incremental_not_buffered(server: FakeLLMServer) -> Non
     assert server.finished_streams == 0
     server.gate.set()
     assert list(stream)[-1] == server.text
+    # the server thread counts a stream after closing it, which the client may see first: wait for its count
+    deadline = time.monotonic() + 5
+    while server.finished_streams == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert server.finished_streams == 1
 
 
