@@ -207,7 +207,10 @@ def _read_existing(path: Path) -> Existing | None:
     return Existing(text, body, str(retrieved) if retrieved else None, str(source_url) if source_url else None)
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a hidden temporary file and a rename: a reader (or an ingest) never
+    sees half a file, and an interrupted write leaves the old one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -286,7 +289,7 @@ def _sync_one(
         else:
             text = render(source, body, today, final_url)
             parse_document(text.encode("utf-8"), target.name)  # never write what the ingest would reject
-            _write_atomic(target, text)
+            write_atomic(target, text)
             status, reason = "updated", why_new
     except FetchError as exc:
         return result("failed", exc.reason + ("; previous file kept" if existing else ""))
@@ -344,6 +347,6 @@ def run_sync(
         if client is None:
             http.close()
         with contextlib.suppress(OSError):  # losing it only costs the next run's conditional requests
-            _write_atomic(state_path, json.dumps(state, indent=1, sort_keys=True) + "\n")
+            write_atomic(state_path, json.dumps(state, indent=1, sort_keys=True) + "\n")
     report.seconds = round(time.perf_counter() - started, 3)
     return report

@@ -18,10 +18,8 @@ A stale companion written by a person is kept, not overwritten: delete it to hav
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +35,7 @@ from ingest.chunking import _FENCE, _HEADING, headings
 from ingest.documents import load_corpus, parse_document
 from ingest.models import Document
 from ingest.settings import Settings
+from ingest.sync import write_atomic
 from ingest.translate_backend import (
     MACHINE,
     Backend,
@@ -305,18 +304,6 @@ def translate_document(client: httpx.Client, backend: Backend, job: Job, progres
     if parse_document(text.encode("utf-8"), job.path.name).body != body:  # what ingest will read back
         raise TranslationFailed("the written file would not read back as the translated body")
     return text
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # hidden: never ingested
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def run_translate(
