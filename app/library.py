@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from app.retrieve import Snapshot
 from ingest.contract import DocumentInfo
-
-_NOTES = re.compile(r"paraphras|summary notes", re.IGNORECASE)
 
 
 def documents(snap: Snapshot) -> list[DocumentInfo]:
@@ -16,7 +12,8 @@ def documents(snap: Snapshot) -> list[DocumentInfo]:
     for c in snap.chunks.values():
         info = out.get(c.doc_id)
         if info is None:
-            kind = "translation" if c.translation_of else ("notes" if _NOTES.search(c.completeness) else "full")
+            # the chunk already says whether its document is paraphrased notes (Document.verbatim at ingest)
+            kind = "translation" if c.translation_of else ("full" if c.verbatim else "notes")
             info = out[c.doc_id] = DocumentInfo(
                 doc_id=c.doc_id,
                 title=c.title,

@@ -223,3 +223,16 @@ def test_ingest_json_lists_stale_translations(
     captured = capsys.readouterr()
     assert json.loads(captured.out)["translations_stale"] == ["art-en"]
     assert "translation art-en is stale" in captured.err
+
+
+def test_library_lists_each_document_with_its_kind(paired: Settings) -> None:
+    (paired.index.corpus_dir / "notes.md").write_text(
+        _front(id="notes", title="Blog (notes)", url="https://example.test/b", language="en",
+               completeness="partial (paraphrased notes; not verbatim)")
+        + "# Blog (notes)\n\nThe post says the Beta cluster restarts in a minute.\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    run_ingest(paired, _embeddings())
+    library = {d.doc_id: d for d in Advisor(paired, _embeddings()).library()}
+    assert {k: d.kind for k, d in library.items()} == {"art-ja": "full", "art-en": "translation", "notes": "notes"}
+    assert library["art-en"].translation_of == "art-ja" and library["art-en"].chunks > 0
