@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from app.evidence import HEADING_ROWS, Evidence, ScoredUnit, Unit, code_after, followers, is_table_separator
 from app.models import Citation, Passage, Verdict
 from app.retrieve import Snapshot
-from app.text import content_tokens
 from app.translated import original_units
-from ingest.contract import StoredChunk
+from core.contract import StoredChunk
+from core.text import content_tokens
 
 # "How do I …?" wants the command: such questions get the example that follows a quoted sentence.
 _HOWTO = re.compile(

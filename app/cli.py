@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from app.models import PARAPHRASED_NOTE, Answer, Citation, Profile, Recommendation, Turn
 from app.pipeline import Advisor, QuestionError
-from ingest.settings import settings_or_exit
+from core.settings import settings_or_exit
 from ingest.store import IndexUnavailable
 
 

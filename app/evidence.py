@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.models import Passage
-from app.text import content_tokens
-from ingest.units import INJECTION, Unit, clean_markup, is_lead_in, is_table_separator, split_units
+from core.text import content_tokens
+from core.units import INJECTION, Unit, clean_markup, is_lead_in, is_table_separator, split_units
 
 __all__ = ["INJECTION", "Unit", "is_lead_in", "is_table_separator", "split_units"]
 

@@ -16,7 +16,7 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from app.text import normalize
+from core.text import normalize
 
 GLOSSARY_PATH = Path(__file__).with_name("glossary.toml")
 

@@ -24,8 +24,8 @@ from pydantic import Field
 
 from app.models import Passage
 from app.retrieve import Mode, Retriever
+from core.settings import Settings
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
-from ingest.settings import Settings
 
 
 class HybridRetriever(BaseRetriever):

@@ -1,4 +1,4 @@
-"""BM25 (Okapi) over chunk texts (contextual header + passage), with the tokens of ``app.text``.
+"""BM25 (Okapi) over chunk texts (contextual header + passage), with the tokens of ``core.text``.
 
 An inverted index (token → postings) makes a query cost proportional to the postings it touches,
 not to the corpus size times the query length. Built in memory from the live index generation and
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from app.text import tokenize
+from core.text import tokenize
 
 K1 = 1.5
 B = 0.75

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.retrieve import Snapshot
-from ingest.contract import DocumentInfo
+from core.contract import DocumentInfo
 
 
 def documents(snap: Snapshot) -> list[DocumentInfo]:

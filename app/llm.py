@@ -27,7 +27,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from app.llm_citations import REFUSALS, strip_markers, strip_reasoning
 from app.models import Passage, Turn
-from ingest.settings import Settings
+from core.settings import Settings
 
 MAX_TOKENS = 1024  # a grounded answer is a few sentences; a cap stops a rambling model well before timeout
 HISTORY_TURNS = 4

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ingest.contract import Rule, VerdictValue
+from core.contract import Rule, VerdictValue
 
 __all__ = ["MARKER", "Rule", "VerdictValue"]
 

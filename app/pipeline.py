@@ -35,12 +35,12 @@ from app.models import Answer, Passage, Profile, Recommendation, Turn, Verdict
 from app.retrieve import Mode, Retriever, Snapshot
 from app.rules_match import RuleMatcher
 from app.spelling import correct
-from app.text import content_tokens, detect_language
 from app.translated import one_per_section, with_originals
 from app.verdict import is_selection_question
-from ingest.contract import DocumentInfo, IndexInfo, Rule, contextual_text
+from core.contract import DocumentInfo, IndexInfo, Rule, contextual_text
+from core.settings import Settings
+from core.text import content_tokens, detect_language
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
-from ingest.settings import Settings
 
 CANDIDATE_FACTOR = 3  # passages retrieved per passage used: room to drop a section's other version
 CONTEXT_WEIGHT = 0.5  # a follow-up's earlier question counts this much in evidence scoring

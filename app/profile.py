@@ -21,7 +21,7 @@ from app.models import MatchedRule, Profile, Reason, Recommendation, Verdict
 from app.retrieve import Snapshot
 from app.rules_match import RuleMatcher
 from app.verdict import MATCH_FLOOR
-from ingest.contract import VerdictValue
+from core.contract import VerdictValue
 
 PROFILE_PATH = Path(__file__).with_name("profile.toml")
 PRIORITY_WEIGHT = 2.0

@@ -17,7 +17,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from app.spelling import closest
-from app.text import tokenize
+from core.text import tokenize
 
 # Lexical coverage across scripts is near zero (a Japanese question, an English passage), so support
 # computed on a passage in the other language gets this much credit before the thresholds apply. Chosen

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from app.i18n import t, verdict_label
 from app.links import deep_link
 from app.models import MARKER, Answer, Citation, Passage, Verdict
-from ingest.contract import IndexInfo
+from core.contract import IndexInfo
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)

@@ -24,11 +24,11 @@ from app.glossary import Glossary, load_glossary
 from app.lexical import LexicalIndex
 from app.models import Passage
 from app.spelling import word_counts
-from app.text import content_tokens, detect_language, tokenize
-from ingest.contract import Rule, embed_text
+from core.contract import Rule, embed_text
+from core.settings import Settings
+from core.text import content_tokens, detect_language, tokenize
 from ingest.embeddings import AdvisorEmbeddings
 from ingest.rules import load_rules
-from ingest.settings import Settings
 from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
 
 Mode = Literal["hybrid", "dense", "bm25"]

@@ -18,7 +18,7 @@ from app.glossary import Glossary
 from app.models import MatchedRule, Verdict
 from app.retrieve import Snapshot
 from app.verdict import MATCH_FLOOR, decide, match, one_version, situation_parts
-from ingest.contract import Rule
+from core.contract import Rule
 from ingest.embeddings import AdvisorEmbeddings
 
 # "we ALSO need…", "…も", "さらに": the new turn adds to the earlier situation instead of replacing it.

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 from app.models import Passage
 from app.retrieve import Snapshot, to_passage
-from ingest.contract import StoredChunk
-from ingest.units import Unit, split_units
+from core.contract import StoredChunk
+from core.units import Unit, split_units
 
 
 def origin(p: Passage) -> tuple[str, str]:

@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from app.models import MatchedRule, Verdict
-from app.text import content_tokens
-from ingest.contract import Rule, VerdictValue
+from core.contract import Rule, VerdictValue
+from core.text import content_tokens
 from ingest.rules import PLATFORM_NAMES
 
 _SELECTION = re.compile(

@@ -25,7 +25,7 @@ from app import render
 from app.i18n import LANGS, QUESTIONS, UNSET, as_lang, question_choices, question_label, t
 from app.pipeline import Advisor
 from app.web_handlers import Runtime, empty_conversation
-from ingest.settings import Settings, settings_or_exit
+from core.settings import Settings, settings_or_exit
 
 STATUS_EVERY_S = 10.0
 EXAMPLES = {

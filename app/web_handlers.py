@@ -29,7 +29,7 @@ from app.i18n import UNSET, t
 from app.llm import Health, LLMUnavailable, check_backend
 from app.models import Answer, Profile, Recommendation, Turn
 from app.pipeline import Advisor, QuestionError
-from ingest.settings import Settings
+from core.settings import Settings
 from ingest.store import IndexUnavailable
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from app.i18n import choice_label, criterion_label, t, verdict_label
 from app.links import deep_link
 from app.models import Answer, Recommendation, Rule
 from app.render import answer_plain, esc, html_link, link_markers, safe_url, sources_markdown, status_line
-from ingest.contract import DocumentInfo, IndexInfo
+from core.contract import DocumentInfo, IndexInfo
 
 
 def _cell(text: str) -> str:

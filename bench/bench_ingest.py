@@ -43,9 +43,9 @@ COLUMNS = [
 
 def worker(embedder: str, corpus: Path) -> dict[str, Any]:
     """Run the three ingests for one embedder in this process and return the measurements."""
+    from core.settings import load_settings
     from ingest.embeddings import make_embeddings
     from ingest.indexer import run_ingest
-    from ingest.settings import load_settings
 
     with tempfile.TemporaryDirectory(prefix=f"bench-ingest-{embedder}-") as tmp:
         root = Path(tmp)
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if args.corpus is None:
-        from ingest.settings import load_settings
+        from core.settings import load_settings
 
         args.corpus = load_settings().index.corpus_dir
     corpus = Path(args.corpus).resolve()

@@ -41,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # synth_corpus, when r
 from synth_corpus import questions, synth_chunks
 
 from app.lexical import LexicalIndex
+from core.settings import load_settings
 from ingest.indexer import embed_text
-from ingest.settings import load_settings
 from ingest.store import IndexMeta, Store, StoredChunk
 
 DIM = 384

@@ -56,7 +56,7 @@ def free_port() -> int:
 def serve(port: int) -> None:
     """Child process: the app as `app` runs it, but always on 127.0.0.1:port."""
     from app.web import build_app, launch_options
-    from ingest.settings import load_settings
+    from core.settings import load_settings
 
     settings = load_settings({"host": "127.0.0.1", "port": port})
     options = {**launch_options(settings), "server_name": "127.0.0.1", "server_port": port, "quiet": True}
@@ -275,7 +275,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             app.kill()
             app.wait(timeout=20)
-    from ingest.settings import load_settings
+    from core.settings import load_settings
 
     lat = results.latencies_ms
     return {

@@ -20,9 +20,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from core.settings import load_settings
 from ingest.documents import parse_document
 from ingest.indexer import chunk_document
-from ingest.settings import load_settings
 from ingest.store import StoredChunk
 
 EN_SUBJECTS = [

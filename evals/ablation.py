@@ -32,13 +32,13 @@ from tqdm import tqdm
 
 from app.models import Answer, Passage, Turn
 from app.pipeline import Advisor, QuestionError, strip_injection, validate_question
-from app.text import content_tokens
+from core.settings import Settings
+from core.text import content_tokens
 from evals.golden import GoldenCase
 from evals.runner import System, SystemRun, run_system
 from ingest.documents import load_corpus
 from ingest.embeddings import make_embeddings
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 
 DEFAULT_NAME = "hybrid (default)"
 # ablation name -> (embedding_backend, embedding_model)

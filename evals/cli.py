@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from app.models import Answer
+from core.settings import PROJECT_ROOT, Settings, settings_or_exit
 from evals.golden import GoldenError, load_golden, unknown_sources
 from evals.report import console_table, fmt, primary, to_json, write_report
 from evals.runner import SystemRun
-from ingest.settings import PROJECT_ROOT, Settings, settings_or_exit
 from ingest.store import IndexUnavailable
 
 DEFAULT_GOLDEN = PROJECT_ROOT / "evals" / "golden.jsonl"
@@ -78,7 +78,7 @@ def gate(run: SystemRun, args: argparse.Namespace) -> list[str]:
 
 def _candidates_from_jsonl(path: Path) -> list[dict[str, Any]]:
     """Fallback reader for the feedback format (timestamp, question, answer, citations, rating, comment)."""
-    from ingest.documents import detect_language
+    from core.text import detect_language
 
     out: dict[str, dict[str, Any]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():

@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from core.text import split_sentences
+
 CHUNKER_VERSION = "md-structure-5"  # bump whenever the same body can chunk differently
 
 # A closing run of #s only counts when a space precedes it (CommonMark), so "## Using C#" keeps its "#".
@@ -28,8 +30,6 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+")
 _TABLE_ROW = re.compile(r"^\s*\|")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-# A sentence ends at Japanese full stops/marks (no space needed) or at .!? followed by a space.
-_SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+(?=\S)")
 
 Fits = Callable[[str], bool]
 # A splitter cuts text into (separator, piece) pairs that concatenate back to it; a separator is
@@ -170,24 +170,6 @@ def _list_item_end(lines: list[str], i: int, indent: int) -> int:
             break
         j += 1
     return j
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split at sentence ends, keeping every character (pieces concatenate back to ``text``).
-
-    >>> split_sentences("GPUを使う。速い！ Next one. Done")
-    ['GPUを使う。', '速い！', ' Next one. ', 'Done']
-    """
-    pieces: list[str] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        end = match.end()
-        if end > start:
-            pieces.append(text[start:end])
-            start = end
-    if start < len(text):
-        pieces.append(text[start:])
-    return [p for p in pieces if p]
 
 
 def _ok(text: str, max_chars: int, fits: Fits | None) -> bool:

@@ -11,9 +11,9 @@ import json
 import sys
 from pathlib import Path
 
+from core.settings import Settings, settings_or_exit
 from ingest.embeddings import make_embeddings
 from ingest.indexer import IngestError, run_ingest
-from ingest.settings import Settings, settings_or_exit
 from ingest.store import IndexUnavailable
 
 

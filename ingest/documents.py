@@ -15,8 +15,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from core.text import detect_language
 from ingest.chunking import headings, parse_blocks
-from ingest.contract import detect_language
 from ingest.models import Document
 
 # The inner group is optional so an empty front matter ("---" right after "---") is still closed.

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.embeddings import Embeddings
 
-if TYPE_CHECKING:  # type only: ingest.settings imports this module to validate backend names (check_backend)
-    from ingest.settings import Settings
+if TYPE_CHECKING:  # type only: core.settings imports this module to validate backend names (check_backend)
+    from core.settings import Settings
 
 
 class AdvisorEmbeddings(Embeddings):

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
+from core.contract import IndexMeta, StoredChunk, contextual_text, embed_text
+from core.settings import Settings
 from ingest.chunking import CHUNKER_VERSION, chunk_markdown
-from ingest.contract import IndexMeta, StoredChunk, contextual_text, embed_text
 from ingest.documents import DocumentError, load_corpus
 from ingest.embeddings import AdvisorEmbeddings
 from ingest.models import Document
 from ingest.rules import dump_rules, extract_rules
-from ingest.settings import Settings
 from ingest.store import Store
 from ingest.translations import link
 

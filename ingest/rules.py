@@ -24,8 +24,8 @@ import json
 import re
 from collections.abc import Sequence
 
-from ingest.contract import Rule
-from ingest.units import Unit, split_units
+from core.contract import Rule
+from core.units import Unit, split_units
 
 PLATFORM_NAMES = {"slurm": re.compile(r"slurm", re.I), "kubernetes": re.compile(r"kubernetes|k8s", re.I)}
 _CHOICE_HEADER = re.compile(r"プラットフォーム|platform|推奨|recommend|choice|選択", re.I)

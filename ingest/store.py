@@ -28,8 +28,8 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
 
-from ingest.contract import DenseHit, IndexInfo, IndexMeta, IndexUnavailable, StoredChunk
-from ingest.settings import Settings
+from core.contract import DenseHit, IndexInfo, IndexMeta, IndexUnavailable, StoredChunk
+from core.settings import Settings
 
 __all__ = ["DenseHit", "Generation", "IndexInfo", "IndexMeta", "IndexUnavailable", "Store", "StoredChunk"]
 

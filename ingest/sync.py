@@ -35,10 +35,10 @@ import httpx
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from core.settings import Settings
 from ingest.documents import first_error, parse_document
 from ingest.fetch import USER_AGENT, Fetched, FetchError, SyncLimits, fetch
 from ingest.html_markdown import html_to_markdown, tidy
-from ingest.settings import Settings
 
 STATE_FILE = ".sync-state.json"  # hidden: the corpus loader skips dot-files
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"

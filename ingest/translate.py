@@ -30,11 +30,12 @@ import yaml
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
+from core.settings import Settings
+
 # The chunker's own heading and fence patterns, so a section cut here is a section everywhere else.
 from ingest.chunking import _FENCE, _HEADING, headings
 from ingest.documents import load_corpus, parse_document
 from ingest.models import Document
-from ingest.settings import Settings
 from ingest.sync import write_atomic
 from ingest.translate_backend import (
     MACHINE,

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import httpx
 
-from ingest.settings import Settings
+from core.settings import Settings
 
 MACHINE = "machine translation"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from fakes import FakeEmbeddings
 
+from core.settings import Settings
 from ingest.embeddings import register_backend
-from ingest.settings import Settings
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")

@@ -26,8 +26,8 @@ from playwright.sync_api import BrowserContext, Dialog, Page, expect, sync_playw
 
 from app.pipeline import Advisor
 from app.web import build_app, launch_options
+from core.settings import Settings
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 
 pytestmark = pytest.mark.browser
 
@@ -400,7 +400,7 @@ def test_questionnaire_recommends_from_the_articles_rules_and_cites_them(
     """The article's Kubernetes team (cloud, elastic fleet, training and serving) in the browser form."""
     import shutil
 
-    from ingest.settings import PROJECT_ROOT
+    from core.settings import PROJECT_ROOT
 
     article = PROJECT_ROOT / "corpus" / "docs" / "slurm-vs-k8s-article-ja.md"
     translation = PROJECT_ROOT / "corpus" / "translations" / "slurm-vs-k8s-article-en.md"

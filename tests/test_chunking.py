@@ -16,10 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest.chunking import RawChunk, chunk_markdown, headings, parse_blocks, split_sentences
+from core.settings import Settings
+from core.text import split_sentences
+from ingest.chunking import RawChunk, chunk_markdown, headings, parse_blocks
 from ingest.documents import parse_document
 from ingest.indexer import chunk_document, embed_text
-from ingest.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
 # No example database: tests must not write into the working tree.

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from app.pipeline import Advisor
+from core.settings import Settings
 from ingest.embeddings import make_embeddings
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 
 pytestmark = pytest.mark.real_model
 FIXTURE_CORPUS = Path(__file__).parent / "fixtures" / "corpus"

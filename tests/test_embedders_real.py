@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from core.settings import Settings
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 from ingest.indexer import IngestReport, embed_text, run_ingest
-from ingest.settings import Settings
 from ingest.store import Generation, Store
 
 pytestmark = pytest.mark.real_model

@@ -9,12 +9,12 @@ import pytest
 from fakes import FakeEmbeddings
 
 from app.models import Answer, Citation, Passage
+from core.settings import Settings
 from evals import cli
 from evals.golden import GoldenCase, GoldenError, load_golden, parse_golden, unknown_sources
 from evals.report import console_table, markdown, target_checks, write_report
 from evals.runner import ask_one, run_system
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 from ingest.store import IndexUnavailable
 
 GOLDEN_MINI = Path(__file__).parent / "fixtures" / "golden-mini.jsonl"

@@ -36,8 +36,8 @@ from markdown_it import MarkdownIt
 from app import render
 from app.models import Answer
 from app.pipeline import Advisor, QuestionError
+from core.settings import Settings
 from ingest.indexer import IngestError, run_ingest
-from ingest.settings import Settings
 from ingest.store import Store, StoredChunk
 
 PROPERTY = hypothesis_settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

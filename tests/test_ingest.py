@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from fakes import FakeEmbeddings
 
+from core.settings import Settings
 from ingest.cli import main
 from ingest.documents import load_corpus
 from ingest.indexer import IngestError, IngestReport, chunk_document, run_ingest
-from ingest.settings import Settings
 from ingest.store import Generation, Store, StoredChunk
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from fakes import FakeEmbeddings
 
+from core.settings import Settings
 from ingest.cli import main
 from ingest.indexer import IngestReport, run_ingest
-from ingest.settings import Settings
 from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
 
 # Run by the child: ingest with either a slow embedder or a slow store write, touching a marker file
@@ -34,7 +34,7 @@ CHILD = textwrap.dedent(
 
     from fakes import FakeEmbeddings
     from ingest.indexer import run_ingest
-    from ingest.settings import Settings
+    from core.settings import Settings
     from ingest.store import Generation
 
     corpus, index, marker, phase = sys.argv[1:5]
@@ -290,7 +290,7 @@ def test_a_corrupted_index_in_a_fresh_process(settings: Settings, tmp_path: Path
     run_ingest(settings, FakeEmbeddings())
     (settings.index.index_dir / "chroma.sqlite3").write_bytes(b"\x00garbage" * 10_000)
     code = (
-        "import sys\nfrom ingest.settings import Settings\nfrom ingest.store import Store, IndexUnavailable\n"
+        "import sys\nfrom core.settings import Settings\nfrom ingest.store import Store, IndexUnavailable\n"
         "try:\n    Store.open(Settings().with_(index_dir=sys.argv[1])).current()\n"
         "except IndexUnavailable as exc:\n    print(exc)\n    sys.exit(3)\n"
     )

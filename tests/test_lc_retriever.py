@@ -9,8 +9,8 @@ from langchain_core.runnables import RunnableLambda
 
 from app.lc_retriever import HybridRetriever
 from app.retrieve import Retriever
+from core.settings import Settings
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 from ingest.store import IndexUnavailable
 
 EN_QUESTION = "How much memory does the gateway control plane need?"

@@ -7,7 +7,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from app.lexical import LexicalIndex
-from app.text import tokenize
+from core.text import tokenize
 
 TEXTS = [
     "Slurm schedules GPU jobs on HPC clusters with a single configuration file.",

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from core.settings import Settings
 from ingest.documents import parse_document
-from ingest.settings import Settings
 from ingest.sync import Source, load_manifest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

@@ -27,9 +27,9 @@ from gradio_client import Client
 
 from app.pipeline import Advisor
 from app.web import build_app, launch_options
+from core.settings import Settings
 from ingest.embeddings import make_embeddings
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 
 JA_QUESTION = "Alphaの管理ノードは何台必要？"
 EN_QUESTION = "How much memory does the gateway control plane need?"

@@ -13,8 +13,8 @@ from app.cli import answer_json
 from app.cli import main as ask_main
 from app.models import PARAPHRASED_NOTE, Passage, Turn
 from app.pipeline import Advisor, QuestionError, strip_injection, validate_question
+from core.settings import Settings
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 from ingest.store import IndexUnavailable
 
 

@@ -17,8 +17,8 @@ import pytest
 from app.cli import main as ask_main
 from app.models import Profile, Turn
 from app.pipeline import Advisor
+from core.settings import PROJECT_ROOT, Settings
 from ingest.indexer import run_ingest
-from ingest.settings import PROJECT_ROOT, Settings
 
 ARTICLE = PROJECT_ROOT / "corpus" / "docs" / "slurm-vs-k8s-article-ja.md"
 TRANSLATION = PROJECT_ROOT / "corpus" / "translations" / "slurm-vs-k8s-article-en.md"

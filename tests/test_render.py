@@ -8,7 +8,7 @@ import pytest
 
 from app import render
 from app.models import Answer, Citation, MatchedRule, OriginalQuote, Passage, Rule, Verdict
-from ingest.contract import IndexInfo, IndexMeta
+from core.contract import IndexInfo, IndexMeta
 
 XSS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", '"><svg onload=alert(1)>']
 

@@ -33,8 +33,8 @@ from fakes import FakeEmbeddings
 from app.cli import main as ask_main
 from app.models import Answer
 from app.pipeline import Advisor
+from core.settings import Settings
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 from ingest.store import IndexUnavailable, Store
 
 pytestmark = pytest.mark.server

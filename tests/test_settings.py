@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.settings import PROJECT_ROOT, Settings, SettingsError, load_settings, setting_fields, settings_table
+from core.settings import PROJECT_ROOT, Settings, SettingsError, load_settings, setting_fields, settings_table
 
 README = PROJECT_ROOT / "README.md"
 

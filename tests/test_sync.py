@@ -20,11 +20,11 @@ import httpx
 import pytest
 from fakes import FakeEmbeddings
 
+from core.settings import Settings
 from ingest.documents import load_corpus, parse_document
 from ingest.fetch import USER_AGENT, SyncLimits, content_kind
 from ingest.html_markdown import html_to_markdown
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 from ingest.store import Store
 from ingest.sync import STATE_FILE, ManifestError, Source, SyncReport, load_manifest, run_sync
 

@@ -7,7 +7,7 @@ import pytest
 from app.followup import is_followup, resolve
 from app.fusion import rrf, rrf_complete
 from app.glossary import Glossary, load_glossary
-from app.text import char_bigrams, content_tokens, detect_language, tokenize
+from core.text import char_bigrams, content_tokens, detect_language, tokenize
 
 
 @pytest.mark.parametrize(

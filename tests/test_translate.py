@@ -403,7 +403,7 @@ def test_translating_then_ingesting(env: Env, translator: Translator, capsys: py
 
 
 def test_run_translate_with_settings(env: Env, translator: Translator) -> None:
-    from ingest.settings import load_settings
+    from core.settings import load_settings
 
     settings = load_settings(env_file=None).with_(corpus_dir=env.corpus, translations_dir=env.translations)
     backend = resolve_backend(settings)

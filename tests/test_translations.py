@@ -14,10 +14,10 @@ import pytest
 
 from app.cli import main as ask_main
 from app.pipeline import Advisor
+from core.settings import Settings
 from ingest.documents import parse_document
 from ingest.indexer import run_ingest
 from ingest.rules import extract_rules, load_rules
-from ingest.settings import Settings
 from ingest.store import Store
 from ingest.translations import link, structure_problem
 

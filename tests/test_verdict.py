@@ -6,7 +6,7 @@ import pytest
 
 from app.models import MatchedRule
 from app.verdict import decide, is_selection_question, match, one_version, situation_parts
-from ingest.contract import Rule
+from core.contract import Rule
 
 
 @pytest.mark.parametrize(

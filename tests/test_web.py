@@ -24,8 +24,8 @@ from gradio_client import Client
 
 from app import web
 from app.web import build_app, launch_options, parse_auth
+from core.settings import Settings
 from ingest.indexer import run_ingest
-from ingest.settings import Settings
 
 JA_QUESTION = "AlphaはGPUを何%まで使い切りましたか？"
 EN_QUESTION = "How often do minor releases ship?"

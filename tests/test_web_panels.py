@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app import web_panels
 from app.models import Answer, Citation, Reason, Recommendation, Rule
-from ingest.contract import DocumentInfo, IndexInfo, IndexMeta
+from core.contract import DocumentInfo, IndexInfo, IndexMeta
 
 DOCS = [
     DocumentInfo(doc_id="k8s-en", title="GPUs | <b>", url="https://kubernetes.io/docs/gpus/", language="en",

@@ -13,8 +13,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ingest.chunking import split_sentences
-
 __all__ = [
     "DenseHit",
     "DocumentInfo",
@@ -24,9 +22,7 @@ __all__ = [
     "Rule",
     "StoredChunk",
     "contextual_text",
-    "detect_language",
     "embed_text",
-    "split_sentences",
 ]
 
 VerdictValue = Literal["slurm", "kubernetes", "hybrid", "depends"]
@@ -118,17 +114,6 @@ class Rule(BaseModel):
     reason: str = ""
     quote: str = Field(description="The verbatim Markdown row or sentence the rule comes from.")
     source: Literal["table", "statement", "strengths"] = "statement"
-
-
-def detect_language(text: str) -> str:
-    """'ja' when kana or kanji make up a noticeable share of the letters, else 'en'.
-
-    >>> detect_language("GPU利用率はどちらが高い？"), detect_language("Which is faster?")
-    ('ja', 'en')
-    """
-    cjk = sum(1 for ch in text if "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff")
-    letters = sum(1 for ch in text if ch.isalpha())
-    return "ja" if letters and cjk / letters > 0.15 else "en"
 
 
 def _header(title: str, section: str) -> str:

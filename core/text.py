@@ -18,9 +18,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-from ingest.contract import detect_language
-
-__all__ = ["content_tokens", "detect_language", "normalize", "tokenize"]
+__all__ = ["content_tokens", "detect_language", "normalize", "split_sentences", "tokenize"]
 
 _LATIN = re.compile(r"[a-z0-9]+(?:[._+-][a-z0-9]+)*")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffー々〆]+")
@@ -130,3 +128,36 @@ _EN_STOP_TOKENS = EN_STOPWORDS | frozenset(_stem(w) for w in EN_STOPWORDS)
 def content_tokens(text: str) -> list[str]:
     """Tokens without English stopwords and generic Japanese words (for overlap and coverage)."""
     return [t for t in tokenize(text) if t not in _EN_STOP_TOKENS and t not in JA_STOPWORDS and len(t) > 1]
+
+
+# A sentence ends at Japanese full stops/marks (no space needed) or at .!? followed by a space.
+_SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+(?=\S)")
+
+
+def detect_language(text: str) -> str:
+    """'ja' when kana or kanji make up a noticeable share of the letters, else 'en'.
+
+    >>> detect_language("GPU利用率はどちらが高い？"), detect_language("Which is faster?")
+    ('ja', 'en')
+    """
+    cjk = sum(1 for ch in text if "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff")
+    letters = sum(1 for ch in text if ch.isalpha())
+    return "ja" if letters and cjk / letters > 0.15 else "en"
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split at sentence ends, keeping every character (pieces concatenate back to ``text``).
+
+    >>> split_sentences("GPUを使う。速い！ Next one. Done")
+    ['GPUを使う。', '速い！', ' Next one. ', 'Done']
+    """
+    pieces: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        if end > start:
+            pieces.append(text[start:end])
+            start = end
+    if start < len(text):
+        pieces.append(text[start:])
+    return [p for p in pieces if p]
