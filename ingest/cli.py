@@ -1,7 +1,7 @@
 """`ingest` command: bring the Chroma index in line with the corpus folder (incrementally).
 
 ``ingest --translate [--to en|ja] [DOC_ID ...]`` first writes missing or stale translation companions
-through the configured OpenAI-compatible or Ollama server (``ingest.translate``), then ingests as usual.
+through the configured OpenAI-compatible or Ollama server (``ingest.translator.writer``), then ingests as usual.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides["index_dir"] = args.index
     settings = settings_or_exit("ingest", overrides)  # a bad ADVISOR_* value or flag: one line, exit 2
     if args.sync:
-        from ingest.sync import run_sync
+        from ingest.sync.sources import run_sync
 
         sync_report = run_sync(settings)
         print(sync_report.summary(), file=sys.stderr)
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _translate(args: argparse.Namespace, settings: Settings) -> tuple[int, bool]:
     """(exit code, whether to ingest next): documents that failed still let the written ones be ingested."""
-    from ingest.translate import BackendUnreachable, TranslateUsageError, resolve_backend, run_translate
+    from ingest.translator.writer import BackendUnreachable, TranslateUsageError, resolve_backend, run_translate
 
     try:
         backend = resolve_backend(settings, args.backend)

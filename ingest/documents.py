@@ -4,7 +4,7 @@ Adding a document is dropping a ``.md`` file into the folder. Only the body is r
 from the file name and ``title`` from the first heading when the front matter leaves them out.
 Every problem is reported per file with its reason, so one bad file never hides the others.
 
-Deliberately left out: any format other than Markdown, and fetching (see ``ingest.sync``).
+Deliberately left out: any format other than Markdown, and fetching (see ``ingest.sync.sources``).
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def parse_document(raw: bytes, rel_path: str) -> Document:
 def load_corpus(corpus_dir: Path, translations_dir: Path | None = None) -> tuple[list[Document], list[DocumentError]]:
     """Read every ``*.md`` under ``corpus_dir`` (recursively), and the translation companions under
     ``translations_dir`` when it exists. Returns documents and per-file errors; a companion must name
-    its original (``translation_of``), and companions are linked by ``ingest.translations.link``."""
+    its original (``translation_of``), and companions are linked by ``ingest.companions.link``."""
     if not corpus_dir.is_dir():
         return [], [DocumentError(path=str(corpus_dir), reason="corpus folder does not exist")]
     docs, errors = _read_folder(corpus_dir, "")

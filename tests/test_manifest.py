@@ -15,7 +15,7 @@ import yaml
 
 from core.settings import Settings
 from ingest.documents import parse_document
-from ingest.sync import Source, load_manifest
+from ingest.sync.sources import Source, load_manifest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = PROJECT_ROOT / "corpus" / "sources.toml"

@@ -22,11 +22,11 @@ from fakes import FakeEmbeddings
 
 from core.settings import Settings
 from ingest.documents import load_corpus, parse_document
-from ingest.fetch import USER_AGENT, SyncLimits, content_kind
-from ingest.html_markdown import html_to_markdown
 from ingest.indexer import run_ingest
 from ingest.store import Store
-from ingest.sync import STATE_FILE, ManifestError, Source, SyncReport, load_manifest, run_sync
+from ingest.sync.fetch import USER_AGENT, SyncLimits, content_kind
+from ingest.sync.html_markdown import html_to_markdown
+from ingest.sync.sources import STATE_FILE, ManifestError, Source, SyncReport, load_manifest, run_sync
 
 GUIDE_HTML = """<!DOCTYPE html>
 <html><head><title>Queue Guide</title><style>body { color: red }</style>

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from ingest.cli import main
+from ingest.companions import link, structure_problem
 from ingest.documents import parse_document
 from ingest.models import Document
-from ingest.translate import (
+from ingest.translator.writer import (
     COMPLETENESS,
     clean_reply,
     companion_id,
@@ -32,7 +33,6 @@ from ingest.translate import (
     section_problem,
     split_sections,
 )
-from ingest.translations import link, structure_problem
 
 EN_DOC = """---
 id: "gateway-notes"

@@ -15,11 +15,11 @@ import pytest
 from app.cli import main as ask_main
 from app.pipeline import Advisor
 from core.settings import Settings
+from ingest.companions import link, structure_problem
 from ingest.documents import parse_document
 from ingest.indexer import run_ingest
 from ingest.rules import extract_rules, load_rules
 from ingest.store import Store
-from ingest.translations import link, structure_problem
 
 ORIGINAL_BODY = """
 # 基盤の比較

@@ -2,7 +2,7 @@
 
 For each original that has no companion in the target language, or only a stale one (its ``source_sha256`` is
 not the original's body hash), the body is cut before every heading, each section is translated on its own,
-and the result must keep the original's structure (``ingest.translations.structure_problem``): a section that
+and the result must keep the original's structure (``ingest.companions.structure_problem``): a section that
 comes back with other headings, lists, tables or code blocks is asked for once more with the problem named,
 then the document fails and nothing is written for it. The companion is written atomically with front matter
 that links it to its original. Up-to-date companions cost no request.
@@ -34,10 +34,11 @@ from core.settings import Settings
 
 # The chunker's own heading and fence patterns, so a section cut here is a section everywhere else.
 from ingest.chunking import _FENCE, _HEADING, headings
+from ingest.companions import structure_problem
 from ingest.documents import load_corpus, parse_document
 from ingest.models import Document
-from ingest.sync import write_atomic
-from ingest.translate_backend import (
+from ingest.sync.sources import write_atomic
+from ingest.translator.backend import (
     MACHINE,
     Backend,
     BackendUnreachable,
@@ -45,7 +46,6 @@ from ingest.translate_backend import (
     TranslationFailed,
     resolve_backend,
 )
-from ingest.translations import structure_problem
 
 __all__ = ["Backend", "BackendUnreachable", "TranslateUsageError", "TranslationFailed", "resolve_backend"]
 

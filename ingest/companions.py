@@ -7,7 +7,7 @@ error, like any bad document), records which translation section is which origin
 reports a companion as *stale* when its original's body no longer has the hash it was translated from.
 A stale companion still answers; it is flagged.
 
-Deliberately left out: translating (``ingest.translate``) and anything about chunks or vectors.
+Deliberately left out: translating (``ingest.translator.writer``) and anything about chunks or vectors.
 
     >>> section_paths("# T\\n\\n## 1. A\\n\\n### x\\n\\n## 2. B")
     ['', '1. A', '1. A > x', '2. B']

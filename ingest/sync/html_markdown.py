@@ -6,7 +6,7 @@
 site headers/footers/asides and images are dropped, and links become absolute so the text still
 points somewhere once it is read away from its site.
 
-Deliberately left out: downloading (``ingest.fetch``), front matter and files (``ingest.sync``),
+Deliberately left out: downloading (``ingest.sync.fetch``), front matter and files (``ingest.sync.sources``),
 JavaScript rendering, image alt text and captions (the corpus is text only), and per-site rules
 beyond the manifest's ``selector``.
 """

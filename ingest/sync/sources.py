@@ -6,8 +6,8 @@ and plain text are kept as they are), and write ``<id>.md`` with front matter fr
 atomically. Same content → the file is not touched, so the incremental ingest that follows embeds
 only what really changed. A failed source keeps its previous file: a network error never deletes
 knowledge. This module holds the manifest model, the report and that orchestration; the bounded
-download (timeout, size, retries, redirects, http(s) only) is ``ingest.fetch`` and the HTML
-conversion is ``ingest.html_markdown``.
+download (timeout, size, retries, redirects, http(s) only) is ``ingest.sync.fetch`` and the HTML
+conversion is ``ingest.sync.html_markdown``.
 
 Deliberately left out: crawling beyond the listed URLs, JavaScript rendering, PDFs and images,
 concurrent downloads (a few dozen pages, fetched politely one by one), and deleting files of
@@ -37,8 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from core.settings import Settings
 from ingest.documents import first_error, parse_document
-from ingest.fetch import USER_AGENT, Fetched, FetchError, SyncLimits, fetch
-from ingest.html_markdown import html_to_markdown, tidy
+from ingest.sync.fetch import USER_AGENT, Fetched, FetchError, SyncLimits, fetch
+from ingest.sync.html_markdown import html_to_markdown, tidy
 
 STATE_FILE = ".sync-state.json"  # hidden: the corpus loader skips dot-files
 _ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"

@@ -7,8 +7,8 @@ on every hop. Each attempt is bounded by timeout, total deadline and size. Timeo
 with its content kind (HTML, Markdown or plain text, see ``content_kind``). Anything else raises a
 ``FetchError`` whose reason a person can act on.
 
-Deliberately left out: turning the body into Markdown (``ingest.html_markdown``), the manifest,
-state and files (``ingest.sync``), cookies and authentication, robots.txt, JavaScript, and
+Deliberately left out: turning the body into Markdown (``ingest.sync.html_markdown``), the manifest,
+state and files (``ingest.sync.sources``), cookies and authentication, robots.txt, JavaScript, and
 concurrent downloads.
 """
 
