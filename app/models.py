@@ -1,5 +1,5 @@
 """The app's own small types. LangChain and Chroma objects are converted to these at one boundary
-(``app.retrieve``), so answer logic, rendering and evals never see framework types."""
+(``app.retrieval.retriever``), so answer logic, rendering and evals never see framework types."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Steps, all on ONE snapshot of the index per question: validate → resolve the follow-up (the new turn
 dominates) → strip injected instructions → retrieve (hybrid) → one passage per section of a translated
-document, in the question's language → score evidence units → refuse (``app.refusal``) or compose an
-extractive answer (``app.answer``) with a verdict for selection questions (``app.verdict``) — or hand the
+document, in the question's language → score evidence units → refuse (``app.answer.refusal``) or compose an
+extractive answer (``app.answer.compose``) with a verdict for selection questions (``app.advice.verdict``) — or hand the
 numbered passages to an LLM backend. Timings are recorded per stage.
 """
 
@@ -15,11 +15,13 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from app import refusal
-from app.answer import compose, is_howto_question
-from app.bridge import english_words
-from app.citations import enrich
-from app.evidence import (
+from app.advice.followup import Resolved, resolve_turn
+from app.advice.matcher import RuleMatcher
+from app.advice.verdict import is_selection_question
+from app.answer import refusal
+from app.answer.citations import enrich
+from app.answer.compose import compose, is_howto_question
+from app.answer.evidence import (
     HOUSEKEEPING,
     INJECTION,
     Evidence,
@@ -30,13 +32,11 @@ from app.evidence import (
     score_passages,
     split_units,
 )
-from app.followup import Resolved, resolve_turn
 from app.models import Answer, Passage, Profile, Recommendation, Turn, Verdict
-from app.retrieve import Mode, Retriever, Snapshot
-from app.rules_match import RuleMatcher
-from app.spelling import correct
-from app.translated import one_per_section, with_originals
-from app.verdict import is_selection_question
+from app.retrieval.bridge import english_words
+from app.retrieval.companions import one_per_section, with_originals
+from app.retrieval.retriever import Mode, Retriever, Snapshot
+from app.retrieval.spelling import correct
 from core.contract import DocumentInfo, IndexInfo, Rule, contextual_text
 from core.settings import Settings
 from core.text import content_tokens, detect_language
@@ -96,13 +96,13 @@ class Advisor:
 
     def library(self) -> list[DocumentInfo]:
         """The documents of the index, for the library view."""
-        from app.library import documents
+        from app.retrieval.library import documents
 
         return documents(self.retriever.snapshot())
 
     def recommend(self, profile: Profile) -> Recommendation:
         """The questionnaire: each answered criterion matched to the rules, one verdict overall."""
-        from app.profile import recommend
+        from app.advice.profile import recommend
 
         return recommend(profile, self.matcher, self.retriever.snapshot())
 
@@ -257,8 +257,8 @@ class Advisor:
         started: float,
         snap: Snapshot,
     ) -> Iterator[Answer]:
-        from app.llm import stream_llm_answer
-        from app.llm_citations import finalize_llm_answer
+        from app.llm.backends import stream_llm_answer
+        from app.llm.citations import finalize_llm_answer
 
         t0 = time.perf_counter()
         evidence = self._evidence(turn, query, passages, snap) if query else Evidence()

@@ -6,7 +6,7 @@ backend the same generation grows step by step through the sizes (e.g. 1k → 5k
 using our own ``ingest.store`` code; after each step it reports the insert rate of that step, query
 latency p50/p95 at k=30 (the app's candidate count), the time to read every chunk back (what the
 app does at start and after each re-ingest, to build BM25) and resident memory (this whole process
-for embedded, the server process for server mode). The BM25 index (``app.lexical.LexicalIndex``) is built over the
+for embedded, the server process for server mode). The BM25 index (``app.retrieval.lexical.LexicalIndex``) is built over the
 same texts at each size. Embedding throughput is measured separately on ~200 synthetic chunks per
 embedder. Prints Markdown tables; ``--plot`` also writes ``bench/results/scale.png``.
 
@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # synth_corpus, when r
 
 from synth_corpus import questions, synth_chunks
 
-from app.lexical import LexicalIndex
+from app.retrieval.lexical import LexicalIndex
 from core.settings import load_settings
 from ingest.indexer import embed_text
 from ingest.store import IndexMeta, Store, StoredChunk

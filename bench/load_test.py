@@ -44,7 +44,7 @@ QUIET_ENV = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }
-ERROR_PREFIX = "⚠️"  # app.render's error messages (index unavailable, internal error, bad question)
+ERROR_PREFIX = "⚠️"  # app.web.render's error messages (index unavailable, internal error, bad question)
 
 
 def free_port() -> int:
@@ -55,7 +55,7 @@ def free_port() -> int:
 
 def serve(port: int) -> None:
     """Child process: the app as `app` runs it, but always on 127.0.0.1:port."""
-    from app.web import build_app, launch_options
+    from app.web.ui import build_app, launch_options
     from core.settings import load_settings
 
     settings = load_settings({"host": "127.0.0.1", "port": port})

@@ -108,7 +108,7 @@ def import_feedback(feedback: Path, golden: Path, report_dir: Path) -> int:
         print(f"evals: feedback file {feedback} not found (the app writes it on 👍/👎)", file=sys.stderr)
         return 2
     try:
-        from app.feedback import export_candidates
+        from app.web.feedback import export_candidates
 
         candidates = export_candidates(feedback)
     except ImportError:

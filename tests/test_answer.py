@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer import PER_PASSAGE, add_quote, compose, select_units
-from app.evidence import Evidence, ScoredUnit, Unit, coverage, idf_weights, split_units
+from app.answer.compose import PER_PASSAGE, add_quote, compose, select_units
+from app.answer.evidence import Evidence, ScoredUnit, Unit, coverage, idf_weights, split_units
+from app.answer.refusal import refusal_text
 from app.models import MatchedRule, Passage, Verdict
-from app.refusal import refusal_text
 from core.contract import Rule
 
 TABLE = "| シナリオ | 適切なプラットフォーム | 理由 |\n|---|---|---|\n| 専用クラスタで学習 | Slurm | 通信が速い |\n| クラウドで伸縮 | Kubernetes | 自動スケール |"

@@ -25,7 +25,7 @@ from fakes import FakeEmbeddings
 from playwright.sync_api import BrowserContext, Dialog, Page, expect, sync_playwright
 
 from app.pipeline import Advisor
-from app.web import build_app, launch_options
+from app.web.ui import build_app, launch_options
 from core.settings import Settings
 from ingest.indexer import run_ingest
 

@@ -1,4 +1,4 @@
-"""app.feedback: JSONL storage of ratings and export as candidate golden cases."""
+"""app.web.feedback: JSONL storage of ratings and export as candidate golden cases."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
-from app.feedback import (
+from app.models import Answer, Citation
+from app.web.feedback import (
     candidates_jsonl,
     export_candidates,
     load_feedback,
     make_record,
     record_feedback,
 )
-from app.models import Answer, Citation
 from evals.golden import GoldenCase
 
 GOLDEN_KEYS = {"id", "question", "lang", "reference_answer", "must_include", "sources", "refuse", "tags"}

@@ -7,7 +7,7 @@ citations point at real chunks and quote them verbatim, and whose rendering carr
 
 Corpus files: bad encodings are rejected per file with the reason, odd but valid UTF-8 (BOM, CRLF,
 control characters) is ingested without losing text, and HTML/script in a document is stored as text
-and rendered inert by ``app.render``. "Inert" is checked on the HTML a CommonMark renderer makes of
+and rendered inert by ``app.web.render``. "Inert" is checked on the HTML a CommonMark renderer makes of
 our Markdown, before any sanitizer of Gradio's: no script/frame/image tags, no ``on*=`` handlers,
 no ``javascript:`` URLs.
 
@@ -33,9 +33,9 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from app import render
 from app.models import Answer
 from app.pipeline import Advisor, QuestionError
+from app.web import render
 from core.settings import Settings
 from ingest.indexer import IngestError, run_ingest
 from ingest.store import Store, StoredChunk

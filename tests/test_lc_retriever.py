@@ -7,8 +7,8 @@ from fakes import FakeEmbeddings
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 
-from app.lc_retriever import HybridRetriever
-from app.retrieve import Retriever
+from app.retrieval.lc_retriever import HybridRetriever
+from app.retrieval.retriever import Retriever
 from core.settings import Settings
 from ingest.indexer import run_ingest
 from ingest.store import IndexUnavailable

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from app.lexical import LexicalIndex
+from app.retrieval.lexical import LexicalIndex
 from core.text import tokenize
 
 TEXTS = [

@@ -1,4 +1,4 @@
-"""app.links: deep links with section anchors and URL text fragments (pure, no network)."""
+"""app.answer.links: deep links with section anchors and URL text fragments (pure, no network)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from urllib.parse import unquote
 
 import pytest
 
-from app import links
-from app.links import deep_link, encode_term, plain_blocks, section_anchor, slug, text_directive
+from app.answer import links
+from app.answer.links import deep_link, encode_term, plain_blocks, section_anchor, slug, text_directive
 
 
 def _terms(link: str) -> list[str]:

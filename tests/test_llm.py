@@ -1,4 +1,4 @@
-"""Tests for app.llm and app.llm_citations: the prompt, the real HTTP path to a loopback server, errors, and citation clean-up.
+"""Tests for app.llm.backends and app.llm.citations: the prompt, the real HTTP path to a loopback server, errors, and citation clean-up.
 
 The HTTP tests start tests/fake_openai_server.py on 127.0.0.1 and drive it through LangChain's ChatOpenAI
 and ChatOllama, so the SDKs, SSE/NDJSON parsing and our error translation all run for real.
@@ -17,8 +17,8 @@ import pytest
 from fake_openai_server import FakeLLMServer, RecordedRequest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from app.llm import LLMUnavailable, build_messages, stream_llm_answer
-from app.llm_citations import REFUSALS, finalize_llm_answer, split_sentences, strip_markers
+from app.llm.backends import LLMUnavailable, build_messages, stream_llm_answer
+from app.llm.citations import REFUSALS, finalize_llm_answer, split_sentences, strip_markers
 from app.models import Passage, Turn
 from core.settings import Settings
 
@@ -396,7 +396,7 @@ class _ListingServer:
 
 
 def test_health_check_asks_the_configured_listing_endpoints() -> None:
-    from app.llm import check_backend
+    from app.llm.backends import check_backend
 
     ok = _ListingServer(200)
     try:
@@ -411,7 +411,7 @@ def test_health_check_asks_the_configured_listing_endpoints() -> None:
 
 
 def test_health_check_marks_a_missing_server_with_its_url_and_how_to_start_one() -> None:
-    from app.llm import check_backend
+    from app.llm.backends import check_backend
 
     url = closed_port_url()
     settings = make_settings(url=url)
@@ -441,7 +441,7 @@ def test_unreachable_server_error_says_how_to_start_one() -> None:
 def test_the_fake_servers_pass_the_health_check() -> None:
     from fake_openai_server import FakeLLMServer
 
-    from app.llm import check_backend
+    from app.llm.backends import check_backend
     from core.settings import Settings
 
     with FakeLLMServer() as server:

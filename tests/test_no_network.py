@@ -26,7 +26,7 @@ from fakes import FakeEmbeddings
 from gradio_client import Client
 
 from app.pipeline import Advisor
-from app.web import build_app, launch_options
+from app.web.ui import build_app, launch_options
 from core.settings import Settings
 from ingest.embeddings import make_embeddings
 from ingest.indexer import run_ingest

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from fakes import FakeEmbeddings
 
-from app import render
 from app.cli import answer_json
 from app.cli import main as ask_main
 from app.models import PARAPHRASED_NOTE, Passage, Turn
 from app.pipeline import Advisor, QuestionError, strip_injection, validate_question
+from app.web import render
 from core.settings import Settings
 from ingest.indexer import run_ingest
 from ingest.store import IndexUnavailable

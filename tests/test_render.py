@@ -1,4 +1,4 @@
-"""app.render: Answer → chat Markdown, sources, passages table, status line, errors (no server)."""
+"""app.web.render: Answer → chat Markdown, sources, passages table, status line, errors (no server)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from app import render
 from app.models import Answer, Citation, MatchedRule, OriginalQuote, Passage, Rule, Verdict
+from app.web import render
 from core.contract import IndexInfo, IndexMeta
 
 XSS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", '"><svg onload=alert(1)>']

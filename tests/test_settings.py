@@ -149,7 +149,7 @@ def _evals(argv: list[str]) -> int:
 
 
 def _app(argv: list[str]) -> int:
-    from app.web import main
+    from app.web.ui import main
 
     return main(argv)
 

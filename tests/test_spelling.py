@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.spelling import closest, correct, edits, word_counts
+from app.retrieval.spelling import closest, correct, edits, word_counts
 
 VOCAB = word_counts(
     [

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer import compose, is_howto_question, select_units
-from app.evidence import (
+from app.answer.compose import compose, is_howto_question, select_units
+from app.answer.evidence import (
     INJECTION,
     Evidence,
     ScoredUnit,

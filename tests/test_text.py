@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.followup import is_followup, resolve
-from app.fusion import rrf, rrf_complete
-from app.glossary import Glossary, load_glossary
+from app.advice.followup import is_followup, resolve
+from app.retrieval.fusion import rrf, rrf_complete
+from app.retrieval.glossary import Glossary, load_glossary
 from core.text import char_bigrams, content_tokens, detect_language, tokenize
 
 

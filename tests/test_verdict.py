@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from app.advice.verdict import decide, is_selection_question, match, one_version, situation_parts
 from app.models import MatchedRule
-from app.verdict import decide, is_selection_question, match, one_version, situation_parts
 from core.contract import Rule
 
 

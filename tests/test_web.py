@@ -1,4 +1,4 @@
-"""app.web against a launched app: gradio_client questions, re-ingest pick-up, errors, files, auth.
+"""app.web.ui against a launched app: gradio_client questions, re-ingest pick-up, errors, files, auth.
 
 Each test launches the real Gradio server on a free loopback port over a fake-embedder index built
 from the fixture corpus, and talks to it the way a client would.
@@ -22,8 +22,8 @@ from fake_openai_server import FakeLLMServer
 from fakes import FakeEmbeddings
 from gradio_client import Client
 
-from app import web
-from app.web import build_app, launch_options, parse_auth
+from app.web.ui import build_app, launch_options, parse_auth
+from app.web import ui as web
 from core.settings import Settings
 from ingest.indexer import run_ingest
 

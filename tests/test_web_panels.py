@@ -1,9 +1,9 @@
-"""app.web_panels: library, decision rules, recommendation and exports (pure, no server)."""
+"""app.web.panels: library, decision rules, recommendation and exports (pure, no server)."""
 
 from __future__ import annotations
 
-from app import web_panels
 from app.models import Answer, Citation, Reason, Recommendation, Rule
+from app.web import panels as web_panels
 from core.contract import DocumentInfo, IndexInfo, IndexMeta
 
 DOCS = [

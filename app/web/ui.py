@@ -3,12 +3,12 @@
 ``build_app(settings, advisor)`` builds the page — chat with cited, streamed answers (stop button,
 per-answer 👍/👎 with a comment, export as Markdown, kept across reloads in browser-local storage),
 the passages panel, the questionnaire, and the document library with the decision rules — in one
-UI language at a time (EN/JA toggle). Handlers live in ``app.web_handlers``; strings in ``app.i18n``.
+UI language at a time (EN/JA toggle). Handlers live in ``app.web.handlers``; strings in ``app.web.i18n``.
 
 Safe defaults: bound to ``settings.web.host`` (loopback), never shared, analytics off, no ``allowed_paths``
 (nothing served beyond the UI's own assets and exported files), bounded concurrency, optional login.
 
-Deliberately left out: answer logic (``app.pipeline``) and rendering (``app.render``, ``app.web_panels``).
+Deliberately left out: answer logic (``app.pipeline``) and rendering (``app.web.render``, ``app.web.panels``).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any
 
 import gradio as gr
 
-from app import render
-from app.i18n import LANGS, QUESTIONS, UNSET, as_lang, question_choices, question_label, t
 from app.pipeline import Advisor
-from app.web_handlers import Runtime, empty_conversation
+from app.web import render
+from app.web.handlers import Runtime, empty_conversation
+from app.web.i18n import LANGS, QUESTIONS, UNSET, as_lang, question_choices, question_label, t
 from core.settings import Settings, settings_or_exit
 
 STATUS_EVERY_S = 10.0

@@ -16,11 +16,11 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-from app.answer import _Numbering, verdict_line
+from app.advice.matcher import RuleMatcher
+from app.advice.verdict import MATCH_FLOOR
+from app.answer.compose import _Numbering, verdict_line
 from app.models import MatchedRule, Profile, Reason, Recommendation, Verdict
-from app.retrieve import Snapshot
-from app.rules_match import RuleMatcher
-from app.verdict import MATCH_FLOOR
+from app.retrieval.retriever import Snapshot
 from core.contract import VerdictValue
 
 PROFILE_PATH = Path(__file__).with_name("profile.toml")

@@ -6,7 +6,7 @@ objects and flags sentences with no citation, so the UI can mark them as unsuppo
 left alone: ``a[1]`` inside a command is not a marker.
 
 Deliberately left out: checking that a cited passage really entails its sentence (flagging uncited
-sentences is the guarantee we give) and anything that talks to a model (``app.llm``).
+sentences is the guarantee we give) and anything that talks to a model (``app.llm.backends``).
 """
 
 from __future__ import annotations

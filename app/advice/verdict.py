@@ -10,7 +10,7 @@ Slurm, serve on Kubernetes) or ``depends``, with the rules behind it and what wo
 Only a selection question ("which…", "should we…", 向いている, どちらを…) gets a verdict; a factual or
 how-to question never does.
 
-Deliberately left out: quoting and numbering (``app.answer`` cites each matched rule's quote) and any
+Deliberately left out: quoting and numbering (``app.answer.compose`` cites each matched rule's quote) and any
 verdict written in code: every verdict is a rule read from the documents.
 
     >>> is_selection_question("Which platform suits on-prem training?"), is_selection_question("How do I submit a job?")

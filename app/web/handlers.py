@@ -2,12 +2,12 @@
 handler per user action (ask, vote, comment, recommend, export, library).
 
 ``Runtime`` holds the ``Advisor`` and loads its models in a background thread so the page is usable at
-once. Handlers are thin: they call the advisor and hand its results to ``app.render`` /
-``app.web_panels`` (which escape every user or document string). The conversation lives in the
+once. Handlers are thin: they call the advisor and hand its results to ``app.web.render`` /
+``app.web.panels`` (which escape every user or document string). The conversation lives in the
 browser (``gr.BrowserState``) as ``{"messages", "turns", "answers"}``: chat messages, the ``Turn`` list
 passed to the advisor as history, and per assistant message its id and ``Answer`` (for 👍/👎 and export).
 
-Deliberately left out: layout and wiring (``app.web``), answer logic (``app.pipeline``).
+Deliberately left out: layout and wiring (``app.web.ui``), answer logic (``app.pipeline``).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from typing import Any
 
 import gradio as gr
 
-from app import render, web_panels
-from app.feedback import Rating, record_feedback
-from app.i18n import UNSET, t
-from app.llm import Health, LLMUnavailable, check_backend
+from app.llm.backends import Health, LLMUnavailable, check_backend
 from app.models import Answer, Profile, Recommendation, Turn
 from app.pipeline import Advisor, QuestionError
+from app.web import panels as web_panels
+from app.web import render
+from app.web.feedback import Rating, record_feedback
+from app.web.i18n import UNSET, t
 from core.settings import Settings
 from ingest.store import IndexUnavailable
 

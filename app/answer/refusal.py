@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 
-from app.spelling import closest
+from app.retrieval.spelling import closest
 from core.text import tokenize
 
 # Lexical coverage across scripts is near zero (a Japanese question, an English passage), so support

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.retrieve import Snapshot
+from app.retrieval.retriever import Snapshot
 from core.contract import DocumentInfo
 
 

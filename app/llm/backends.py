@@ -6,7 +6,7 @@ language, refuse when unsupported, and treat passages and question as data (prom
 ``stream_llm_answer`` sends them to an OpenAI-compatible server (``ChatOpenAI``) or Ollama (``ChatOllama``)
 and yields the growing text; transport failures become ``LLMUnavailable`` with a message naming the URL,
 the setting to fix and how to start a server. ``check_backend`` is the UI's cheap health check (GET the
-server's model list, short timeout, only the configured URL). The model's final text is cleaned by ``app.llm_citations.finalize_llm_answer``.
+server's model list, short timeout, only the configured URL). The model's final text is cleaned by ``app.llm.citations.finalize_llm_answer``.
 
 Deliberately left out: retrieval, refusal thresholds and verdicts (``app.pipeline`` decides when an LLM
 is called at all), retries (the user is waiting; a failed call falls back or reports), and checking that
@@ -25,7 +25,7 @@ import openai
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from app.llm_citations import REFUSALS, strip_markers, strip_reasoning
+from app.llm.citations import REFUSALS, strip_markers, strip_reasoning
 from app.models import Passage, Turn
 from core.settings import Settings
 

@@ -1,21 +1,21 @@
 """Finish citations (pure given the index snapshot): deep links, and a translation's original passage.
 
-Every citation gets a ``link`` that scrolls to the quoted passage (``app.links.deep_link``: section
+Every citation gets a ``link`` that scrolls to the quoted passage (``app.answer.links.deep_link``: section
 anchor + text fragment). A quote from paraphrased notes links to the page only: its wording is not on
 the page. A quote from a translation companion carries the original's aligned section and passage
-(``app.translated.original_quote``) and links to the original's wording; a stale companion says so.
+(``app.retrieval.companions.original_quote``) and links to the original's wording; a stale companion says so.
 
-Deliberately left out: choosing and numbering quotes (``app.answer``).
+Deliberately left out: choosing and numbering quotes (``app.answer.compose``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.links import deep_link
+from app.answer.links import deep_link
 from app.models import Citation, OriginalQuote, Passage
-from app.retrieve import Snapshot
-from app.translated import original_quote
+from app.retrieval.companions import original_quote
+from app.retrieval.retriever import Snapshot
 
 
 def enrich(citations: Sequence[Citation], passages: Sequence[Passage], snap: Snapshot) -> list[Citation]:
@@ -49,7 +49,7 @@ def enrich(citations: Sequence[Citation], passages: Sequence[Passage], snap: Sna
 
 
 def _passage_of(c: Citation, snap: Snapshot) -> Passage | None:
-    from app.retrieve import to_passage
+    from app.retrieval.retriever import to_passage
 
     chunk = snap.chunks.get(c.chunk_id)
     return to_passage(chunk, 0.0, None, None) if chunk is not None else None

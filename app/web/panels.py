@@ -5,19 +5,19 @@ stale translations) under the last ingest time; ``rules_markdown`` shows each de
 condition → verdict with its quote and a deep link to it; ``recommendation_markdown`` renders the
 questionnaire's ``Recommendation`` (verdict, one line per reason, what would change it, sources);
 ``recommendation_export`` and ``conversation_export`` are the plain Markdown files users download.
-Everything from documents or users is escaped (``app.render``).
+Everything from documents or users is escaped (``app.web.render``).
 
-Deliberately left out: Gradio objects and I/O (``app.web_handlers``), deciding anything (the pipeline).
+Deliberately left out: Gradio objects and I/O (``app.web.handlers``), deciding anything (the pipeline).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.i18n import choice_label, criterion_label, t, verdict_label
-from app.links import deep_link
+from app.answer.links import deep_link
 from app.models import Answer, Recommendation, Rule
-from app.render import answer_plain, esc, html_link, link_markers, safe_url, sources_markdown, status_line
+from app.web.i18n import choice_label, criterion_label, t, verdict_label
+from app.web.render import answer_plain, esc, html_link, link_markers, safe_url, sources_markdown, status_line
 from core.contract import DocumentInfo, IndexInfo
 
 

@@ -1,10 +1,10 @@
 """Match situations to the index's decision rules with the embedder (cached per index generation).
 
-``app.verdict`` is pure; this module supplies it with what needs the model and the index: each rule
+``app.advice.verdict`` is pure; this module supplies it with what needs the model and the index: each rule
 condition's vector (computed once per generation), the question's vector, and the rules in the
 question's language (a translated document contributes one version of each rule).
 
-Deliberately left out: the matching maths and the verdict itself (``app.verdict``).
+Deliberately left out: the matching maths and the verdict itself (``app.advice.verdict``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import threading
 
 import numpy as np
 
-from app.glossary import Glossary
+from app.advice.verdict import MATCH_FLOOR, decide, match, one_version, situation_parts
 from app.models import MatchedRule, Verdict
-from app.retrieve import Snapshot
-from app.verdict import MATCH_FLOOR, decide, match, one_version, situation_parts
+from app.retrieval.glossary import Glossary
+from app.retrieval.retriever import Snapshot
 from core.contract import Rule
 from ingest.embeddings import AdvisorEmbeddings
 

@@ -23,13 +23,13 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import Field
 
 from app.models import Passage
-from app.retrieve import Mode, Retriever
+from app.retrieval.retriever import Mode, Retriever
 from core.settings import Settings
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 
 
 class HybridRetriever(BaseRetriever):
-    """Top ``k`` passages from ``app.retrieve.Retriever`` as LangChain ``Document`` objects."""
+    """Top ``k`` passages from ``app.retrieval.retriever.Retriever`` as LangChain ``Document`` objects."""
 
     retriever: Retriever = Field(description="The project's retriever; it follows re-ingests by itself.")
     k: int = Field(5, ge=1, description="Passages returned per query.")

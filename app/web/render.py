@@ -13,7 +13,7 @@ Example: ``answer_markdown(Answer(answer="GPUs at 92% [1]", citations=[c1]), key
 ``GPUs at 92%<sup class="cite"><a href="#src-a2-1" ...>[1]</a></sup>`` followed by a sources block.
 
 Deliberately left out: Gradio objects and any I/O (``app.web_*``), and the library, rules and
-recommendation panels (``app.web_panels``).
+recommendation panels (``app.web.panels``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import html
 import re
 from collections.abc import Callable, Sequence
 
-from app.i18n import t, verdict_label
-from app.links import deep_link
+from app.answer.links import deep_link
 from app.models import MARKER, Answer, Citation, Passage, Verdict
+from app.web.i18n import t, verdict_label
 from core.contract import IndexInfo
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")

@@ -7,7 +7,7 @@ was retrieved). ``original_quote`` finds, for a quote from a translation, the or
 same place: headings, lists and tables follow one to one, so the k-th block of a section (and the i-th
 item or row of it) is the k-th block of the original's section.
 
-Deliberately left out: deciding what to quote (``app.answer``) and any model: alignment is structural.
+Deliberately left out: deciding what to quote (``app.answer.compose``) and any model: alignment is structural.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.models import Passage
-from app.retrieve import Snapshot, to_passage
+from app.retrieval.retriever import Snapshot, to_passage
 from core.contract import StoredChunk
 from core.units import Unit, split_units
 

@@ -16,10 +16,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from app.evidence import HEADING_ROWS, Evidence, ScoredUnit, Unit, code_after, followers, is_table_separator
+from app.answer.evidence import HEADING_ROWS, Evidence, ScoredUnit, Unit, code_after, followers, is_table_separator
 from app.models import Citation, Passage, Verdict
-from app.retrieve import Snapshot
-from app.translated import original_units
+from app.retrieval.companions import original_units
+from app.retrieval.retriever import Snapshot
 from core.contract import StoredChunk
 from core.text import content_tokens
 

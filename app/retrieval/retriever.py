@@ -18,12 +18,12 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
-from app.bridge import english_words
-from app.fusion import rrf_complete
-from app.glossary import Glossary, load_glossary
-from app.lexical import LexicalIndex
 from app.models import Passage
-from app.spelling import word_counts
+from app.retrieval.bridge import english_words
+from app.retrieval.fusion import rrf_complete
+from app.retrieval.glossary import Glossary, load_glossary
+from app.retrieval.lexical import LexicalIndex
+from app.retrieval.spelling import word_counts
 from core.contract import Rule, embed_text
 from core.settings import Settings
 from core.text import content_tokens, detect_language, tokenize
