@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from core.contract import Rule, VerdictValue
+from core.contract import Rule, StoredChunk, VerdictValue
 
 __all__ = ["MARKER", "Rule", "VerdictValue"]
 
@@ -34,6 +34,25 @@ class Passage(BaseModel):
     translation_of: str | None = Field(None, description="This passage is from a translation of that document.")
     original_section: str = Field("", description="A translation's section path in its original.")
     original_text: str = Field("", description="A translation: the text of the original's aligned section.")
+
+
+def to_passage(chunk: StoredChunk, score: float, dense: float | None, lexical: float | None) -> Passage:
+    return Passage(
+        chunk_id=chunk.id,
+        doc_id=chunk.doc_id,
+        title=chunk.title,
+        url=chunk.url,
+        section=chunk.section,
+        text=chunk.text,
+        language=chunk.language,
+        kind=chunk.kind,
+        score=round(score, 6),
+        dense=None if dense is None else round(dense, 4),
+        lexical=None if lexical is None else round(lexical, 4),
+        verbatim=chunk.verbatim,
+        translation_of=chunk.translation_of or None,
+        original_section=chunk.original_section,
+    )
 
 
 # Shown with a citation whose document is paraphrased notes: the user will not find the quote at the URL.

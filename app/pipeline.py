@@ -35,7 +35,8 @@ from app.answer.evidence import (
 from app.models import Answer, Passage, Profile, Recommendation, Turn, Verdict
 from app.retrieval.bridge import english_words
 from app.retrieval.companions import one_per_section, with_originals
-from app.retrieval.retriever import Mode, Retriever, Snapshot
+from app.retrieval.retriever import Mode, Retriever
+from app.retrieval.snapshot import Snapshot
 from app.retrieval.spelling import correct
 from core.contract import DocumentInfo, IndexInfo, Rule, contextual_text
 from core.settings import Settings

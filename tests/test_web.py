@@ -22,8 +22,8 @@ from fake_openai_server import FakeLLMServer
 from fakes import FakeEmbeddings
 from gradio_client import Client
 
-from app.web.ui import build_app, launch_options, parse_auth
 from app.web import ui as web
+from app.web.ui import build_app, launch_options, parse_auth
 from core.settings import Settings
 from ingest.indexer import run_ingest
 

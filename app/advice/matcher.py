@@ -17,7 +17,7 @@ import numpy as np
 from app.advice.verdict import MATCH_FLOOR, decide, match, one_version, situation_parts
 from app.models import MatchedRule, Verdict
 from app.retrieval.glossary import Glossary
-from app.retrieval.retriever import Snapshot
+from app.retrieval.snapshot import Snapshot
 from core.contract import Rule
 from ingest.embeddings import AdvisorEmbeddings
 

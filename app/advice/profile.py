@@ -20,7 +20,7 @@ from app.advice.matcher import RuleMatcher
 from app.advice.verdict import MATCH_FLOOR
 from app.answer.compose import _Numbering, verdict_line
 from app.models import MatchedRule, Profile, Reason, Recommendation, Verdict
-from app.retrieval.retriever import Snapshot
+from app.retrieval.snapshot import Snapshot
 from core.contract import VerdictValue
 
 PROFILE_PATH = Path(__file__).with_name("profile.toml")

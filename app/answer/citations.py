@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.answer.links import deep_link
-from app.models import Citation, OriginalQuote, Passage
+from app.models import Citation, OriginalQuote, Passage, to_passage
 from app.retrieval.companions import original_quote
-from app.retrieval.retriever import Snapshot
+from app.retrieval.snapshot import Snapshot
 
 
 def enrich(citations: Sequence[Citation], passages: Sequence[Passage], snap: Snapshot) -> list[Citation]:
@@ -49,7 +49,5 @@ def enrich(citations: Sequence[Citation], passages: Sequence[Passage], snap: Sna
 
 
 def _passage_of(c: Citation, snap: Snapshot) -> Passage | None:
-    from app.retrieval.retriever import to_passage
-
     chunk = snap.chunks.get(c.chunk_id)
     return to_passage(chunk, 0.0, None, None) if chunk is not None else None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from app.answer.evidence import HEADING_ROWS, Evidence, ScoredUnit, Unit, code_after, followers, is_table_separator
 from app.models import Citation, Passage, Verdict
 from app.retrieval.companions import original_units
-from app.retrieval.retriever import Snapshot
+from app.retrieval.snapshot import Snapshot
 from core.contract import StoredChunk
 from core.text import content_tokens
 

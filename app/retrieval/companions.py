@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.models import Passage
-from app.retrieval.retriever import Snapshot, to_passage
+from app.models import Passage, to_passage
+from app.retrieval.snapshot import Snapshot
 from core.contract import StoredChunk
 from core.units import Unit, split_units
 

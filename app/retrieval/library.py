@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.retrieval.retriever import Snapshot
+from app.retrieval.snapshot import Snapshot
 from core.contract import DocumentInfo
 
 

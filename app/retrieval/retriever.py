@@ -13,23 +13,23 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 import numpy as np
 
-from app.models import Passage
+from app.models import Passage, to_passage
 from app.retrieval.bridge import english_words
 from app.retrieval.fusion import rrf_complete
 from app.retrieval.glossary import Glossary, load_glossary
 from app.retrieval.lexical import LexicalIndex
+from app.retrieval.snapshot import Snapshot
 from app.retrieval.spelling import word_counts
-from core.contract import Rule, embed_text
+from core.contract import embed_text
 from core.settings import Settings
 from core.text import content_tokens, detect_language, tokenize
 from ingest.embeddings import AdvisorEmbeddings
 from ingest.rules import load_rules
-from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
+from ingest.store import IndexUnavailable, Store, StoredChunk
 
 Mode = Literal["hybrid", "dense", "bm25"]
 T = TypeVar("T")
@@ -53,28 +53,6 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+/-]*")
 # How often the live-generation pointer is re-read. Re-ingests are picked up within this delay,
 # and a burst of questions does not pay a pointer round trip each.
 POINTER_TTL_S = 2.0
-
-
-@dataclass
-class Snapshot:
-    generation: Generation
-    chunks: dict[str, StoredChunk]
-    lexical: LexicalIndex
-    # Every word the knowledge base knows, including its sources' URLs ("NTTPC", "Nebius"): a question
-    # naming something outside this set asks about something the documents never mention.
-    known_words: frozenset[str] = frozenset()
-    frequency: dict[str, int] = field(default_factory=dict)  # Latin words of the chunks, for typo repair
-    by_position: dict[tuple[str, int], StoredChunk] = field(default_factory=dict)  # (doc id, index) → chunk
-    rules: list[Rule] = field(default_factory=list)  # decision rules stated by the chunks (ingest.rules)
-    stale: frozenset[str] = frozenset()  # translation companions whose original changed
-    names: frozenset[str] = frozenset()  # the products the documents are about (their titles' names)
-    checked_at: float = 0.0
-
-    def section_chunks(self, doc_id: str, section: str) -> list[StoredChunk]:
-        """The chunks of one section of one document, in document order."""
-        return sorted(
-            (c for c in self.chunks.values() if c.doc_id == doc_id and c.section == section), key=lambda c: c.index
-        )
 
 
 class Retriever:
@@ -303,22 +281,3 @@ def product_names(titles: Iterable[str]) -> frozenset[str]:
     """Product names (and their first words: "Kubeflow", "Slurm") of a set of document titles."""
     heads = {product_name(t) for t in titles} - {""}
     return frozenset(heads | {h.split()[0] for h in heads})
-
-
-def to_passage(chunk: StoredChunk, score: float, dense: float | None, lexical: float | None) -> Passage:
-    return Passage(
-        chunk_id=chunk.id,
-        doc_id=chunk.doc_id,
-        title=chunk.title,
-        url=chunk.url,
-        section=chunk.section,
-        text=chunk.text,
-        language=chunk.language,
-        kind=chunk.kind,
-        score=round(score, 6),
-        dense=None if dense is None else round(dense, 4),
-        lexical=None if lexical is None else round(lexical, 4),
-        verbatim=chunk.verbatim,
-        translation_of=chunk.translation_of or None,
-        original_section=chunk.original_section,
-    )
