@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeEmbeddings
+from paths import FIXTURE_CORPUS, TESTS_DIR
 
 from core.settings import Settings
 from ingest.embeddings import register_backend
@@ -24,10 +25,6 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
-TESTS_DIR = Path(__file__).resolve().parent
-FIXTURE_CORPUS = TESTS_DIR / "fixtures" / "corpus"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DOCS = PROJECT_ROOT.parent / "shared" / "corpus" / "docs"
 
 register_backend("fake", lambda settings: FakeEmbeddings())
 # pytest puts tests/ on sys.path for this process only; commands the tests start (console scripts, child

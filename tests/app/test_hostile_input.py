@@ -26,12 +26,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURE_CORPUS
 from fakes import FakeEmbeddings
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from paths import FIXTURE_CORPUS
 
 from app.models import Answer
 from app.pipeline import Advisor, QuestionError

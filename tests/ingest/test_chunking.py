@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paths import FIXTURE_CORPUS
 
 from core.settings import Settings
 from core.text import split_sentences
@@ -22,7 +23,7 @@ from ingest.chunking import RawChunk, chunk_markdown, headings, parse_blocks
 from ingest.documents import parse_document
 from ingest.indexer import chunk_document, embed_text
 
-FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
+FIXTURES = FIXTURE_CORPUS
 # No example database: tests must not write into the working tree.
 FAST = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 

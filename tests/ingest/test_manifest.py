@@ -12,14 +12,13 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from paths import PROJECT_ROOT, SHARED_DOCS
 
 from core.settings import Settings
 from ingest.documents import parse_document
 from ingest.sync.sources import Source, load_manifest
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = PROJECT_ROOT / "corpus" / "sources.toml"
-SHARED_DOCS = PROJECT_ROOT.parent / "shared" / "corpus" / "docs"
 needs_shared = pytest.mark.skipif(not SHARED_DOCS.is_dir(), reason=f"{SHARED_DOCS} not on this machine")
 PARAPHRASED = {
     "nebius-slurm-vs-k8s",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeEmbeddings
+from paths import FIXTURES
 
 from app.models import Answer, Citation, Passage
 from core.settings import Settings
@@ -17,7 +18,7 @@ from evals.runner import ask_one, run_system
 from ingest.indexer import run_ingest
 from ingest.store import IndexUnavailable
 
-GOLDEN_MINI = Path(__file__).parent / "fixtures" / "golden-mini.jsonl"
+GOLDEN_MINI = FIXTURES / "golden-mini.jsonl"
 
 GOOD = {
     "id": "q1",

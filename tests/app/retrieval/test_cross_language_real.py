@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
+from paths import FIXTURE_CORPUS
 
 from app.pipeline import Advisor
 from core.settings import Settings
@@ -13,7 +13,6 @@ from ingest.embeddings import make_embeddings
 from ingest.indexer import run_ingest
 
 pytestmark = pytest.mark.real_model
-FIXTURE_CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 
 
 @pytest.fixture(scope="module")

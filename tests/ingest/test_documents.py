@@ -7,10 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from paths import FIXTURE_CORPUS
 
 from ingest.documents import MAX_DOC_BYTES, DocumentError, detect_language, load_corpus, parse_document
 
-FIXTURES = Path(__file__).parent / "fixtures" / "corpus"
+FIXTURES = FIXTURE_CORPUS
 
 
 def write(folder: Path, name: str, content: str | bytes) -> Path:

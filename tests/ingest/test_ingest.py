@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeEmbeddings
+from paths import PROJECT_ROOT
 
 from core.settings import Settings
 from ingest.cli import main
@@ -21,7 +22,6 @@ from ingest.documents import load_corpus
 from ingest.indexer import IngestError, IngestReport, chunk_document, run_ingest
 from ingest.store import Generation, Store, StoredChunk
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 JSON_KEYS = {
     "docs_added",
     "docs_updated",
