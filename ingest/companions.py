@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from ingest.chunking import headings, parse_blocks
-from ingest.models import Document
+from ingest.documents import Document
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")

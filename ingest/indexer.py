@@ -18,9 +18,8 @@ from core.contract import IndexMeta, StoredChunk, contextual_text, embed_text
 from core.settings import Settings
 from ingest.chunking import CHUNKER_VERSION, chunk_markdown
 from ingest.companions import link
-from ingest.documents import DocumentError, load_corpus
+from ingest.documents import Document, DocumentError, load_corpus
 from ingest.embeddings import AdvisorEmbeddings
-from ingest.models import Document
 from ingest.rules import dump_rules, extract_rules
 from ingest.store import Store
 

@@ -11,7 +11,7 @@ A sentence that gives training to Slurm and inference to Kubernetes states the h
 Rules are stored with their chunk (``StoredChunk.rules``, JSON), so an incremental ingest rebuilds
 exactly the rules of the documents that changed.
 
-Deliberately left out: matching a situation to rules (``app.verdict``) and any rule written in code:
+Deliberately left out: matching a situation to rules (``app.advice.verdict``) and any rule written in code:
 everything here is read from the documents.
 
     >>> [r.verdict for r in extract_rules("| シナリオ | 適切なプラットフォーム |\\n|---|---|\\n| オンプレ | Slurm |", "c#0", "d", "7", "ja")]

@@ -1,7 +1,7 @@
 """The chat backend ``ingest --translate`` talks to: one request at a time, over plain httpx.
 
 An OpenAI-compatible server (vLLM, llama.cpp server) or Ollama, as configured for answering. Ingest must not
-import the app (data flows one way), so this is a small client of its own rather than ``app.llm``.
+import the app (data flows one way), so this is a small client of its own rather than ``app.llm.backends``.
 
 Deliberately left out: streaming and retries (a failed section is retried by the caller, with the problem named).
 """

@@ -35,8 +35,7 @@ from core.settings import Settings
 # The chunker's own heading and fence patterns, so a section cut here is a section everywhere else.
 from ingest.chunking import _FENCE, _HEADING, headings
 from ingest.companions import structure_problem
-from ingest.documents import load_corpus, parse_document
-from ingest.models import Document
+from ingest.documents import Document, load_corpus, parse_document
 from ingest.sync.sources import write_atomic
 from ingest.translator.backend import (
     MACHINE,

@@ -21,8 +21,7 @@ import pytest
 
 from ingest.cli import main
 from ingest.companions import link, structure_problem
-from ingest.documents import parse_document
-from ingest.models import Document
+from ingest.documents import Document, parse_document
 from ingest.translator.writer import (
     COMPLETENESS,
     clean_reply,
