@@ -46,6 +46,28 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+# The answer types a case may be labelled with (app.models.AnswerType, plus "none" for a value that is not stated).
+AnswerTypeLabel = Literal[
+    "api_version",
+    "flag",
+    "key",
+    "default",
+    "version",
+    "date",
+    "command",
+    "quantity",
+    "name",
+    "procedure",
+    "reason",
+    "comparison",
+    "list",
+    "yes_no",
+    "selection",
+    "fact",
+    "none",
+]
+
+
 class GoldenCase(BaseModel):
     """One question with what a correct answer must contain and which documents support it."""
 
@@ -69,6 +91,17 @@ class GoldenCase(BaseModel):
     verdict: Literal["slurm", "kubernetes", "hybrid", "depends"] | None = Field(
         None, description="Selection cases: the verdict the documents state for the situation; None for the rest."
     )
+    answer_type: AnswerTypeLabel | None = Field(
+        None, description="The kind of answer expected (the first part's for a multi-part question); 'none' when refused."
+    )
+    part_types: list[AnswerTypeLabel] = Field(default_factory=list, description="One answer type per must_include group.")
+    asked_type: AnswerTypeLabel | None = Field(None, description="Near-miss cases: the type the missing value would have.")
+    focus: str | None = Field(None, description="Near-miss cases: the entity asked about (which the documents cover).")
+    asked: str | None = Field(None, description="Near-miss cases: the attribute asked for (which they never state).")
+    situation: dict[str, str] | None = Field(
+        None, description="Selection cases: the facets the question states ({facet: value}), for reading errors."
+    )
+    deciding: str | None = Field(None, description="'depends' cases: the facet that decides between the platforms.")
 
     _line: int = PrivateAttr(0)
 
