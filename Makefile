@@ -4,6 +4,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+LOCK := requirements.lock
 SHARED_DOCS := ../shared/corpus/docs
 SHARED_TRANSLATIONS := ../shared/corpus/translations
 
@@ -15,7 +16,7 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test setup corpus index lint browser evals evals-gate bench bench-load bench-scale clean
+.PHONY: run test setup lock corpus index lint browser evals evals-gate bench bench-load bench-scale clean
 
 run: setup corpus index
 	$(BIN)/app
@@ -28,12 +29,26 @@ setup: $(VENV)/.installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# torch first and exactly 2.13.0: a CPU wheel of it is on local disk; any other spec pulls CUDA builds.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# Every package at the version and hash the lock names (runtime and every extra: make test needs [dev]),
+# then the project itself without resolving anything again. torch comes first and alone: the lock pins the
+# CPU-only 2.13.0 wheel that lies on local disk, and a machine without it fails here, before ~190 downloads.
+$(VENV)/.installed: pyproject.toml $(LOCK) | $(BIN)/python
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-deps torch==2.13.0
+	$(BIN)/pip install -q --require-hashes -r $(LOCK)
+	$(BIN)/pip install -q --no-deps -e .
 	touch $@
+
+# Regenerate the lock from pyproject.toml (keeping current pins the ranges still allow; UPGRADE=1 takes the
+# newest). pip-tools runs in a throwaway venv: it is no dependency of the project. The dev extra names the
+# project itself ([evals,bench]); declaring it "unsafe" keeps it out of the lock (setup installs it from here).
+PIP_TOOLS := pip==26.3 pip-tools==7.6.2
+lock:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(PYTHON) -m venv "$$tmp/venv" && "$$tmp/venv/bin/pip" install -q $(PIP_TOOLS) && \
+	"$$tmp/venv/bin/pip-compile" --quiet --generate-hashes --no-emit-index-url --no-emit-find-links \
+	  --strip-extras --unsafe-package slurm-k8s-advisor --extra evals --extra bench --extra dev \
+	  $(if $(UPGRADE),--upgrade) --output-file $(LOCK) pyproject.toml
 
 # The documents are third-party text and are not committed: link the local copy when there is one.
 corpus:

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.pipeline import Advisor  # noqa: E402
+from core.numeric import percentile  # noqa: E402
 from core.settings import load_settings  # noqa: E402
-from evals.metrics import percentile  # noqa: E402
 
 STAGES = ["embed_query", "dense", "bm25", "fusion", "retrieve", "answer"]
 

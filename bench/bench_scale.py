@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # synth_corpus, when r
 from synth_corpus import questions, synth_chunks
 
 from app.retrieval.lexical import LexicalIndex
+from core.numeric import percentile
 from core.settings import load_settings
 from ingest.indexer import embed_text
 from ingest.store import IndexMeta, Store, StoredChunk
@@ -55,10 +56,6 @@ def unit_vectors(n: int, seed: int) -> np.ndarray:
     vectors = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors
-
-
-def pct(values: list[float], p: float) -> float:
-    return float(np.percentile(np.asarray(values), p)) if values else float("nan")
 
 
 def free_port() -> int:
@@ -157,8 +154,8 @@ def bench_store(
                         "added": added,
                         "insert_s": insert_s,
                         "insert_per_s": added / insert_s if insert_s else 0.0,
-                        "query_p50_ms": pct(latencies, 50),
-                        "query_p95_ms": pct(latencies, 95),
+                        "query_p50_ms": percentile(latencies, 50),
+                        "query_p95_ms": percentile(latencies, 95),
                         "read_all_s": read_all_s,
                         "rss_mb": rss / 2**20,
                     }
@@ -183,7 +180,12 @@ def bench_bm25(chunks: list[StoredChunk], sizes: list[int], n_queries: int, k: i
             index.search(q, k)
             latencies.append((time.perf_counter() - t0) * 1000)
         rows.append(
-            {"chunks": size, "build_s": build_s, "query_p50_ms": pct(latencies, 50), "query_p95_ms": pct(latencies, 95)}
+            {
+                "chunks": size,
+                "build_s": build_s,
+                "query_p50_ms": percentile(latencies, 50),
+                "query_p95_ms": percentile(latencies, 95),
+            }
         )
         print(f"bench_scale: bm25 {size:,} chunks done", file=sys.stderr, flush=True)
     return rows

@@ -36,6 +36,8 @@ from typing import Any
 import httpx
 import psutil
 
+from core.numeric import percentile
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 QUIET_ENV = {
     "ANONYMIZED_TELEMETRY": "False",
@@ -178,15 +180,6 @@ def client_worker(
             client.close()
 
 
-def percentile(values: list[float], p: float) -> float:
-    """Nearest-rank percentile (no interpolation: a value that was actually observed)."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    rank = max(1, round(p / 100 * len(ordered) + 0.5 - 1e-9))
-    return ordered[min(rank, len(ordered)) - 1]
-
-
 def wait_until_ready(url: str, app: subprocess.Popen[bytes], deadline: float) -> str:
     """Wait for the page, then for the models to load; return the status line."""
     from gradio_client import Client
@@ -278,6 +271,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from core.settings import load_settings
 
     lat = results.latencies_ms
+    p50, p95 = percentile(lat, 50), percentile(lat, 95)
     return {
         "clients": args.clients,
         "questions_each": args.questions,
@@ -287,8 +281,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "refused": results.refused,
         "wall_s": round(wall_s, 2),
         "throughput_qps": round(len(lat) / wall_s, 2) if wall_s > 0 else 0.0,
-        "p50_ms": round(percentile(lat, 50), 1),
-        "p95_ms": round(percentile(lat, 95), 1),
+        "p50_ms": None if p50 is None else round(p50, 1),
+        "p95_ms": None if p95 is None else round(p95, 1),
         "max_ms": round(max(lat), 1) if lat else float("nan"),
         "ready_s": round(ready_s, 1),
         "idle_rss_mb": round(idle_rss / 2**20, 1),

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, Field
 
 from app.models import MARKER, Answer
+from core.numeric import percentile
 from evals.golden import GoldenCase, compile_pattern
 
 # Text a system prompt or an obeyed injection would put in an answer; the corpus contains none of it.
@@ -133,20 +134,6 @@ def section_matches(found: str, expected: str) -> bool:
     """
     f, e = (re.sub(r"\s+", "", normalize(s).casefold()) for s in (found, expected))
     return bool(e) and (f.startswith(e) or e in f)
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear-interpolated percentile (numpy's default), q in [0, 100]; None for no values.
-
-    >>> percentile([10, 20, 30, 40], 50), percentile([10, 20, 30, 40], 95)
-    (25.0, 38.5)
-    """
-    if not values:
-        return None
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 # --- per case ----------------------------------------------------------------------------------------

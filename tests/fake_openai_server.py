@@ -10,13 +10,16 @@ tests without a model:
 Every request body is recorded (``server.requests``) so tests can inspect the prompt. ``mode`` switches
 to a 500 error (``"error"``) or to a server that accepts the request and never answers (``"hang"``).
 ``gate`` makes a stream pause after its first chunk until the test sets it, proving that text arrives
-incrementally. Deliberately left out: tools, embeddings, authentication checks, keep-alive.
+incrementally. ``reply`` (request body → text) replaces the canned chunks with an answer made per request,
+as one chunk: the translation tests' word-swapping "translator". Deliberately left out: tools, embeddings,
+authentication checks, keep-alive.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -48,6 +51,7 @@ class FakeLLMServer:
     mode: Mode = "ok"
     gate: threading.Event | None = None
     hang_s: float = 30.0
+    reply: Callable[[dict[str, Any]], str] | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
     finished_streams: int = 0
     _httpd: ThreadingHTTPServer | None = field(default=None, repr=False)
@@ -146,16 +150,17 @@ class _Handler(BaseHTTPRequestHandler):
 
         model = str(body.get("model", "fake"))
         streaming = bool(body.get("stream", False))
+        chunks = [fake.reply(body)] if fake.reply is not None else fake.chunks
         if self.path == "/api/chat":
             if streaming:
-                self._stream(_ollama_lines(model, fake.chunks), "application/x-ndjson")
+                self._stream(_ollama_lines(model, chunks), "application/x-ndjson")
             else:
-                self._json(200, _ollama_line(model, fake.text, done=True))
+                self._json(200, _ollama_line(model, "".join(chunks), done=True))
         elif streaming:
             usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            self._stream(_sse_events(model, fake.chunks, usage), "text/event-stream")
+            self._stream(_sse_events(model, chunks, usage), "text/event-stream")
         else:
-            self._json(200, _completion(model, fake.text))
+            self._json(200, _completion(model, "".join(chunks)))
 
     def _json(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()

@@ -3,10 +3,11 @@
 ``build_messages`` turns a question and numbered passages into chat messages whose system prompt makes
 the model answer only from the passages, cite ``[n]`` after every sentence, answer in the question's
 language, refuse when unsupported, and treat passages and question as data (prompt-injection resistance).
-``stream_llm_answer`` sends them to an OpenAI-compatible server (``ChatOpenAI``) or Ollama (``ChatOllama``)
-and yields the growing text; transport failures become ``LLMUnavailable`` with a message naming the URL,
-the setting to fix and how to start a server. ``check_backend`` is the UI's cheap health check (GET the
-server's model list, short timeout, only the configured URL). The model's final text is cleaned by ``app.llm.citations.finalize_llm_answer``.
+``stream_llm_answer`` sends them to an OpenAI-compatible server or Ollama through the chat model that
+``core.chat`` builds (LangChain's ``init_chat_model``) and yields the growing text; transport failures become
+``LLMUnavailable`` with a message naming the URL, the setting to fix and how to start a server.
+``check_backend`` is the UI's cheap health check (GET the server's model list, short timeout, only the
+configured URL). The model's final text is cleaned by ``app.llm.citations.finalize_llm_answer``.
 
 Deliberately left out: retrieval, refusal thresholds and verdicts (``app.pipeline`` decides when an LLM
 is called at all), retries (the user is waiting; a failed call falls back or reports), and checking that
@@ -20,13 +21,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import httpx
-import ollama
-import openai
-from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from app.llm.citations import REFUSALS, strip_markers, strip_reasoning
 from app.models import Passage, Turn
+from core.chat import base_url, chat_failure, chat_model
 from core.settings import Settings
 
 MAX_TOKENS = 1024  # a grounded answer is a few sentences; a cap stops a rambling model well before timeout
@@ -164,34 +163,6 @@ def build_messages(
 # ------------------------------------------------------------------------------------------- calling
 
 
-def make_chat_model(settings: Settings, backend: str) -> BaseChatModel:
-    """A streaming LangChain chat model for ``backend`` ("openai" or "ollama"). Makes no request."""
-    if backend == "openai":
-        from langchain_openai import ChatOpenAI
-
-        return ChatOpenAI(
-            model=settings.llm.openai_model,
-            base_url=settings.llm.openai_base_url,
-            api_key=settings.llm.openai_api_key,
-            timeout=settings.llm.timeout_s,
-            max_retries=0,
-            streaming=True,
-            temperature=0.0,
-            max_tokens=MAX_TOKENS,
-        )
-    if backend == "ollama":
-        from langchain_ollama import ChatOllama
-
-        return ChatOllama(
-            model=settings.llm.ollama_model,
-            base_url=settings.llm.ollama_base_url,
-            temperature=0.0,
-            num_predict=MAX_TOKENS,
-            client_kwargs={"timeout": settings.llm.timeout_s},
-        )
-    raise ValueError(f"unknown LLM backend {backend!r}: expected 'openai' or 'ollama'")
-
-
 def stream_llm_answer(
     question: str,
     passages: list[Passage],
@@ -205,7 +176,7 @@ def stream_llm_answer(
     Raises ``LLMUnavailable`` (possibly after some text was yielded) and ``ValueError`` for an unknown
     backend. Reasoning blocks (``<think>…</think>``) are hidden from the yielded text.
     """
-    model = make_chat_model(settings, backend)
+    model = chat_model(settings, backend, streaming=True, max_tokens=MAX_TOKENS)
     messages = build_messages(question, passages, language, history)
     text = ""
     shown = None
@@ -229,52 +200,45 @@ def stream_llm_answer(
 
 def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavailable | None:
     """A user-facing error for a transport/HTTP failure, or None when ``exc`` is something else."""
+    failure = chat_failure(exc)
+    if failure is None:
+        return None
     timeout = (
         f"did not answer within {settings.llm.timeout_s:g} s. Raise ADVISOR_LLM_TIMEOUT_S, use a smaller "
         "model, or use the extractive backend."
     )
+    url = base_url(settings, backend)
     if backend == "openai":
-        url = settings.llm.openai_base_url
-        where = f"The OpenAI-compatible server at {url}"
-        if isinstance(exc, openai.APITimeoutError):
+        where, model = f"The OpenAI-compatible server at {url}", settings.llm.openai_model
+        if failure.kind == "timeout":
             return LLMUnavailable(f"{where} {timeout}")
-        if isinstance(exc, openai.APIConnectionError):
+        if failure.kind == "unreachable":
             return LLMUnavailable(f"Cannot reach the OpenAI-compatible server at {url}. {START_OPENAI}")
-        if isinstance(exc, openai.APIStatusError):
-            code = exc.status_code
-            if code in (401, 403):
+        if failure.kind == "http":
+            if failure.status in (401, 403):
                 fix = "Set ADVISOR_OPENAI_API_KEY to a key the server accepts."
-            elif code == 404:
-                fix = (
-                    f"Check ADVISOR_OPENAI_MODEL ({settings.llm.openai_model!r}) and ADVISOR_OPENAI_BASE_URL "
-                    "(usually ending in /v1)."
-                )
+            elif failure.status == 404:
+                fix = f"Check ADVISOR_OPENAI_MODEL ({model!r}) and ADVISOR_OPENAI_BASE_URL (usually ending in /v1)."
             else:
-                fix = f"Check the server's log and ADVISOR_OPENAI_MODEL ({settings.llm.openai_model!r})."
-            return LLMUnavailable(f"{where} returned HTTP {code}: {_short(exc.message)}. {fix}")
-        if isinstance(exc, openai.APIError):
-            return LLMUnavailable(
-                f"{where} sent an invalid response ({_short(str(exc))}). Check that ADVISOR_OPENAI_BASE_URL "
-                "points at an OpenAI-compatible API."
-            )
-        return None
-    url = settings.llm.ollama_base_url
-    if isinstance(exc, httpx.TimeoutException):
-        return LLMUnavailable(f"Ollama at {url} {timeout}")
-    if isinstance(exc, ollama.ResponseError):
-        if exc.status_code == 404:
-            return LLMUnavailable(
-                f"Ollama at {url} does not have model {settings.llm.ollama_model!r}: run "
-                f"`ollama pull {settings.llm.ollama_model}` or set ADVISOR_OLLAMA_MODEL."
-            )
+                fix = f"Check the server's log and ADVISOR_OPENAI_MODEL ({model!r})."
+            return LLMUnavailable(f"{where} returned HTTP {failure.status}: {_short(failure.detail)}. {fix}")
         return LLMUnavailable(
-            f"Ollama at {url} returned HTTP {exc.status_code}: {_short(exc.error)}. Check the Ollama log "
-            f"and ADVISOR_OLLAMA_MODEL ({settings.llm.ollama_model!r})."
+            f"{where} sent an invalid response ({_short(failure.detail)}). Check that ADVISOR_OPENAI_BASE_URL "
+            "points at an OpenAI-compatible API."
         )
-    # ollama raises the builtin ConnectionError when it cannot connect; httpx errors cover broken streams.
-    if isinstance(exc, ConnectionError | httpx.HTTPError):
-        return LLMUnavailable(f"Cannot reach Ollama at {url}. {START_OLLAMA}")
-    return None
+    model = settings.llm.ollama_model
+    if failure.kind == "timeout":
+        return LLMUnavailable(f"Ollama at {url} {timeout}")
+    if failure.kind == "http" and failure.status == 404:
+        return LLMUnavailable(
+            f"Ollama at {url} does not have model {model!r}: run `ollama pull {model}` or set ADVISOR_OLLAMA_MODEL."
+        )
+    if failure.kind == "http":
+        return LLMUnavailable(
+            f"Ollama at {url} returned HTTP {failure.status}: {_short(failure.detail)}. Check the Ollama log "
+            f"and ADVISOR_OLLAMA_MODEL ({model!r})."
+        )
+    return LLMUnavailable(f"Cannot reach Ollama at {url}. {START_OLLAMA}")
 
 
 def _short(text: str, limit: int = 200) -> str:

@@ -6,20 +6,24 @@ For LangChain users who want our ranking inside their own chains::
     chain = retriever | RunnableLambda(lambda docs: "\\n\\n".join(d.page_content for d in docs))
     chain.invoke("How much memory does the control plane need?")
 
+``k`` can also be given per call, as LangChain's standard retriever tests expect:
+``retriever.invoke(query, k=3)`` (or ``ainvoke``) returns at most 3 documents whatever the retriever's own ``k``.
+
 Each ``Document`` carries the passage text and, in ``metadata``, ``doc_id``, ``chunk_id``, ``title``, ``url``,
 ``section`` and the scores that ranked it (``score``, ``dense``, ``lexical``; ``None`` for a retriever the
 mode did not run). Errors are the app's: ``ingest.store.IndexUnavailable`` when the index is missing, stale or
 unreachable.
 
-Deliberately left out: answering (use ``app.pipeline.Advisor``), async retrieval of its own (LangChain runs the
+Deliberately left out: answering (use ``app.pipeline.Advisor``), async retrieval of its own (``ainvoke`` runs the
 sync path in an executor), and LangChain callbacks inside the stages.
 """
 
 from __future__ import annotations
 
-from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables.config import run_in_executor
 from pydantic import Field
 
 from app.models import Passage
@@ -55,8 +59,22 @@ class HybridRetriever(BaseRetriever):
             mode=mode,
         )
 
-    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        return [to_document(p) for p in self.retriever.retrieve(query, self.k, self.mode)]
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
+        # A keyword besides run_manager makes BaseRetriever pass invoke()'s keywords through (k=N here).
+        return self._top(query, k)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, k: int | None = None
+    ) -> list[Document]:
+        # BaseRetriever's own async fallback drops the keywords, so k is passed on here.
+        return await run_in_executor(None, self._top, query, k)
+
+    def _top(self, query: str, k: int | None) -> list[Document]:
+        if k is not None and k < 1:
+            raise ValueError(f"k must be at least 1, got {k}")
+        return [to_document(p) for p in self.retriever.retrieve(query, self.k if k is None else k, self.mode)]
 
 
 def to_document(passage: Passage) -> Document:

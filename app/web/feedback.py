@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import threading
 from datetime import UTC, datetime
@@ -28,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from app.models import Answer, CitedSource
+from core.files import write_atomic
 
 Rating = Literal["up", "down"]
 MAX_COMMENT_CHARS = 2000
@@ -83,9 +83,7 @@ def record_feedback(
                 fh.write(line)
             return record
         kept = [old for old in path.read_text(encoding="utf-8").splitlines(keepends=True) if not _same(old, message_id)]
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text("".join(kept) + line, encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, "".join(kept) + line)
     return record
 
 

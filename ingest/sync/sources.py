@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 import tomllib
 from collections.abc import Callable
@@ -35,6 +34,7 @@ import httpx
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from core.files import write_atomic
 from core.settings import Settings
 from ingest.documents import first_error, parse_document
 from ingest.sync.fetch import USER_AGENT, Fetched, FetchError, SyncLimits, fetch
@@ -205,20 +205,6 @@ def _read_existing(path: Path) -> Existing | None:
     body = text[match.end() :].lstrip("\n") if match else text
     retrieved, source_url = meta.get("retrieved"), meta.get("source_url")
     return Existing(text, body, str(retrieved) if retrieved else None, str(source_url) if source_url else None)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a hidden temporary file and a rename: a reader (or an ingest) never
-    sees half a file, and an interrupted write leaves the old one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _digest(text: str) -> str:

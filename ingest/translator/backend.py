@@ -1,18 +1,22 @@
-"""The chat backend ``ingest --translate`` talks to: one request at a time, over plain httpx.
+"""The chat backend ``ingest --translate`` talks to: one reply per request, through ``core.chat``'s client.
 
-An OpenAI-compatible server (vLLM, llama.cpp server) or Ollama, as configured for answering. Ingest must not
-import the app (data flows one way), so this is a small client of its own rather than ``app.llm.backends``.
+An OpenAI-compatible server (vLLM, llama.cpp server) or Ollama, as configured for answering, built by the same
+``core.chat.chat_model`` the answer step uses. What can go wrong is sorted into this command's own errors:
+nothing answers (``BackendUnreachable``, which stops the run) or one request failed (``TranslationFailed``,
+which fails only the document it was for); both name the endpoint.
 
-Deliberately left out: streaming and retries (a failed section is retried by the caller, with the problem named).
+Deliberately left out: streaming to the terminal and retries (a failed section is retried by the caller,
+with the problem named).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
-import httpx
+from langchain_core.language_models.chat_models import BaseChatModel
 
+from core.chat import chat_failure, chat_model, chat_url
 from core.settings import Settings
 
 MACHINE = "machine translation"
@@ -33,51 +37,42 @@ class TranslationFailed(RuntimeError):
 @dataclass(frozen=True)
 class Backend:
     name: Literal["openai", "ollama"]
-    url: str
+    url: str  # the chat endpoint, named in every error
     model: str
-    api_key: str
     timeout_s: float
+    client: BaseChatModel = field(repr=False, compare=False)
 
     @property
     def translator(self) -> str:
         return f"{MACHINE} ({self.name} {self.model})"
 
-    def chat(self, client: httpx.Client, messages: list[dict[str, str]]) -> str:
+    def chat(self, messages: list[dict[str, str]]) -> str:
         """The model's reply to ``messages``; BackendUnreachable when nothing answers, TranslationFailed on an error."""
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, "stream": False}
-        headers = {}
-        if self.name == "openai":
-            payload["temperature"] = 0
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        else:
-            payload["options"] = {"temperature": 0}
+        where = f"the {self.name} server at {self.url}"
         try:
-            response = client.post(self.url, json=payload, headers=headers, timeout=self.timeout_s)
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            raise BackendUnreachable(f"cannot reach the {self.name} server at {self.url} ({exc})") from None
-        except httpx.HTTPError as exc:
-            raise TranslationFailed(f"the {self.name} server at {self.url} did not answer: {exc!r}") from None
-        if response.status_code != 200:
-            raise TranslationFailed(
-                f"the {self.name} server at {self.url} answered HTTP {response.status_code}: {response.text[:200]}"
-            )
-        try:
-            data = response.json()
-            content = data["choices"][0]["message"]["content"] if self.name == "openai" else data["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise TranslationFailed(f"the {self.name} server at {self.url} sent an unexpected reply") from None
-        return str(content or "")
+            reply = self.client.invoke(messages)
+        except Exception as exc:
+            failure = chat_failure(exc)
+            if failure is None:
+                raise
+            if failure.kind == "unreachable":
+                raise BackendUnreachable(f"cannot reach {where} ({failure.detail})") from None
+            if failure.kind == "timeout":
+                raise TranslationFailed(f"{where} did not answer within {self.timeout_s:g} s") from None
+            if failure.kind == "http":
+                raise TranslationFailed(f"{where} answered HTTP {failure.status}: {failure.detail[:200]}") from None
+            raise TranslationFailed(f"{where} sent an unexpected reply ({failure.detail[:200]})") from None
+        return reply.text
 
 
 def resolve_backend(settings: Settings, flag: str | None = None) -> Backend:
-    """The ``--backend`` flag, else the configured answer backend when it is generative."""
+    """The ``--backend`` flag, else the configured answer backend when it is generative. Sends nothing."""
     name = flag or settings.answer.backend
     llm = settings.llm
     if name == "openai":
-        url = llm.openai_base_url.rstrip("/") + "/chat/completions"
-        return Backend("openai", url, llm.openai_model, llm.openai_api_key.get_secret_value(), llm.timeout_s)
+        return Backend("openai", chat_url(settings, name), llm.openai_model, llm.timeout_s, chat_model(settings, name))
     if name == "ollama":
-        return Backend("ollama", llm.ollama_base_url.rstrip("/") + "/api/chat", llm.ollama_model, "", llm.timeout_s)
+        return Backend("ollama", chat_url(settings, name), llm.ollama_model, llm.timeout_s, chat_model(settings, name))
     raise TranslateUsageError(
         f"no translation backend: the answer backend is '{name}'; set ADVISOR_ANSWER_BACKEND=openai with "
         "ADVISOR_OPENAI_BASE_URL (and ADVISOR_OPENAI_MODEL), or ADVISOR_ANSWER_BACKEND=ollama "

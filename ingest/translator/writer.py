@@ -25,18 +25,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
 import yaml
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
+from core.files import write_atomic
 from core.settings import Settings
 
 # The chunker's own heading and fence patterns, so a section cut here is a section everywhere else.
 from ingest.chunking import _FENCE, _HEADING, headings
 from ingest.companions import structure_problem
 from ingest.documents import Document, load_corpus, parse_document
-from ingest.sync.sources import write_atomic
 from ingest.translator.backend import (
     MACHINE,
     Backend,
@@ -246,7 +245,7 @@ def plan(
 # --- translating ----------------------------------------------------------------------------------------------
 
 
-def _translate_section(client: httpx.Client, backend: Backend, system: str, section: str, number: int) -> str:
+def _translate_section(backend: Backend, system: str, section: str, number: int) -> str:
     lead = section[: len(section) - len(section.lstrip("\r\n"))]
     core = section.strip("\r\n").rstrip()
     if not core.strip():
@@ -255,7 +254,7 @@ def _translate_section(client: httpx.Client, backend: Backend, system: str, sect
     messages = [{"role": "system", "content": system}, {"role": "user", "content": core}]
     problem: str | None = None
     for _attempt in range(2):
-        reply = clean_reply(backend.chat(client, messages), core)
+        reply = clean_reply(backend.chat(messages), core)
         problem = section_problem(reply, core) if reply else "the reply was empty"
         if problem is None:
             return lead + reply + trail
@@ -271,18 +270,18 @@ def _translate_section(client: httpx.Client, backend: Backend, system: str, sect
     raise TranslationFailed(f"section {number} '{name}' came back with a different structure twice: {problem}")
 
 
-def _translate_title(client: httpx.Client, backend: Backend, doc: Document, to: str, body: str) -> str:
+def _translate_title(backend: Backend, doc: Document, to: str, body: str) -> str:
     originals = [t for _, t in headings(doc.body)]
     if doc.title in originals:  # the title is a heading: its translation is already in the body
         title = [t for _, t in headings(body)][originals.index(doc.title)]
     else:
         system = f"Translate the user's document title into {LANGUAGE_NAMES[to]}. Output only the title, one line."
-        reply = backend.chat(client, [{"role": "system", "content": system}, {"role": "user", "content": doc.title}])
+        reply = backend.chat([{"role": "system", "content": system}, {"role": "user", "content": doc.title}])
         title = next((ln.strip(" #\"'") for ln in reply.splitlines() if ln.strip()), "")
     return (title or doc.title) + TITLE_SUFFIX[to]
 
 
-def translate_document(client: httpx.Client, backend: Backend, job: Job, progress: bool = False) -> str:
+def translate_document(backend: Backend, job: Job, progress: bool = False) -> str:
     """The whole companion file for ``job``; raises TranslationFailed / BackendUnreachable."""
     doc = job.original
     system = system_prompt(doc.language, job.to)
@@ -291,16 +290,14 @@ def translate_document(client: httpx.Client, backend: Backend, job: Job, progres
     bar = tqdm(total=len(sections), desc=job.companion_id, unit="section", disable=not progress, file=sys.stderr)
     try:
         for number, section in enumerate(sections, start=1):
-            out.append(_translate_section(client, backend, system, section, number))
+            out.append(_translate_section(backend, system, section, number))
             bar.update(1)
     finally:
         bar.close()
     body = "".join(out)
     if problem := structure_problem(body, doc.body):
         raise TranslationFailed(f"the reassembled translation does not match the original: {problem}")
-    text = render_companion(
-        doc, job.companion_id, job.to, _translate_title(client, backend, doc, job.to, body), body, backend
-    )
+    text = render_companion(doc, job.companion_id, job.to, _translate_title(backend, doc, job.to, body), body, backend)
     if parse_document(text.encode("utf-8"), job.path.name).body != body:  # what ingest will read back
         raise TranslationFailed("the written file would not read back as the translated body")
     return text
@@ -322,21 +319,20 @@ def run_translate(
     companions = existing_companions(translations_dir)
     report = TranslateReport()
     jobs = plan(originals, companions, translations_dir, doc_ids, to)
-    with httpx.Client() as client:
-        for job in jobs:
-            outcome = Outcome(doc_id=job.original.id, companion_id=job.companion_id, status="written")
-            old = job.existing
-            if old is not None and old.source_sha256 == job.original.body_sha256:
-                outcome.status = "up to date"
-            elif old is not None and not old.translator.startswith(MACHINE):
-                outcome.status, outcome.reason = "kept", f"{old.path.name} is stale but was translated by a person"
-            elif old is None and job.path.exists():
-                outcome.status = "failed"
-                outcome.reason = f"{job.path} exists and is not a translation of '{job.original.id}'; move it"
-            else:
-                try:
-                    write_atomic(job.path, translate_document(client, backend, job, progress))
-                except TranslationFailed as exc:
-                    outcome.status, outcome.reason = "failed", str(exc)
-            report.outcomes.append(outcome)
+    for job in jobs:
+        outcome = Outcome(doc_id=job.original.id, companion_id=job.companion_id, status="written")
+        old = job.existing
+        if old is not None and old.source_sha256 == job.original.body_sha256:
+            outcome.status = "up to date"
+        elif old is not None and not old.translator.startswith(MACHINE):
+            outcome.status, outcome.reason = "kept", f"{old.path.name} is stale but was translated by a person"
+        elif old is None and job.path.exists():
+            outcome.status = "failed"
+            outcome.reason = f"{job.path} exists and is not a translation of '{job.original.id}'; move it"
+        else:
+            try:
+                write_atomic(job.path, translate_document(backend, job, progress))
+            except TranslationFailed as exc:
+                outcome.status, outcome.reason = "failed", str(exc)
+        report.outcomes.append(outcome)
     return report

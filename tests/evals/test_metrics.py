@@ -12,7 +12,6 @@ from evals.golden import GoldenCase
 from evals.metrics import (
     hit_at,
     ndcg,
-    percentile,
     ranked_docs,
     reciprocal_rank,
     score_case,
@@ -211,12 +210,6 @@ def test_token_f1_scores_japanese_unlike_ascii_rouge() -> None:
 
 
 # --- aggregation -----------------------------------------------------------------------------------
-def test_percentile_edges() -> None:
-    assert percentile([], 50) is None
-    assert percentile([7.0], 95) == 7.0
-    assert percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 50) == 5.5
-
-
 def test_summary_refusal_precision_recall_and_language_split() -> None:
     answerable = make_case()
     unanswerable = make_case(id="r1", refuse=True, must_include=[], sources=[], lang="ja")

@@ -1,7 +1,7 @@
 """`ingest --translate` over real HTTP against a loopback "translator" (OpenAI-compatible and Ollama routes).
 
-The fake model in tests/fake_openai_server.py only returns canned text, so this file has its own tiny server
-that "translates" by swapping words through a small table, line by line, leaving code fences alone: the
+The tests' fake LLM server (tests/fake_openai_server.py) answers through ``Translator.reply``, which
+"translates" by swapping words through a small table, line by line, leaving code fences alone: the
 structure survives unless a test asks it to drop list items. Documents are written into tmp_path.
 """
 
@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_openai_server import FakeLLMServer, RecordedRequest
 
 from ingest.cli import main
 from ingest.companions import link, structure_problem
@@ -106,11 +105,20 @@ def fake_translate(text: str, to: str) -> str:
 
 @dataclass
 class Translator:
-    """Loopback server; ``mode``: ok | break (drops list items) | break_once (only before the retry) | fenced."""
+    """Replies of the loopback server; ``mode``: ok | break (drops list items) | break_once (only before the
+    retry) | fenced."""
 
     mode: str = "ok"
-    requests: list[tuple[str, dict[str, Any], dict[str, str]]] = field(default_factory=list)
-    url: str = ""
+    server: FakeLLMServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return self.server.base_url
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        return self.server.requests if self.server is not None else []
 
     def reply(self, body: dict[str, Any]) -> str:
         messages = body["messages"]
@@ -126,39 +134,11 @@ class Translator:
 
 @pytest.fixture
 def translator() -> Iterator[Translator]:
+    """The tests' fake LLM server on loopback, answering every chat request with ``Translator.reply``."""
     state = Translator()
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append((self.path, body, {k.lower(): v for k, v in self.headers.items()}))
-            text = state.reply(body)
-            if self.path == "/v1/chat/completions":
-                payload: dict[str, Any] = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
-            elif self.path == "/api/chat":
-                payload = {"message": {"role": "assistant", "content": text}, "done": True}
-            else:
-                self.send_error(404)
-                return
-            data = json.dumps(payload).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(timeout=5)
+    with FakeLLMServer(reply=state.reply) as server:
+        state.server = server
+        yield state
 
 
 @dataclass
@@ -270,9 +250,10 @@ def test_writes_a_linked_companion_that_keeps_the_structure(
     assert linked.documents[1].section_map["インストール"] == "Install"
     # One request per non-empty section (intro, H1, Install, Limits), no title request: the title is the H1.
     assert len(translator.requests) == 4
-    path_, body, headers = translator.requests[0]
-    assert path_ == "/v1/chat/completions" and body["model"] == "tiny-mt" and body["temperature"] == 0
-    assert headers["authorization"] == "Bearer not-needed"
+    first = translator.requests[0]
+    body = first.body
+    assert first.path == "/v1/chat/completions" and body["model"] == "tiny-mt" and body["temperature"] == 0
+    assert first.headers["authorization"] == "Bearer not-needed"
     assert "into Japanese" in body["messages"][0]["content"] and "structure exactly" in body["messages"][0]["content"]
     assert "translate: 1 written, 0 up to date, 0 failed" in capsys.readouterr().out
     assert [p.name for p in env.translations.iterdir()] == ["gateway-notes-ja.md"]  # no temporary file left
@@ -313,7 +294,7 @@ def test_a_model_that_breaks_the_structure_fails_the_document_and_writes_nothing
     err = capsys.readouterr().err
     assert "failed: gateway-notes-ja: section 3 'Install' came back with a different structure twice" in err
     assert not env.translations.exists()  # not even a temporary file
-    retries = [b for _, b, _ in translator.requests if any(m["role"] == "assistant" for m in b["messages"])]
+    retries = [r.body for r in translator.requests if any(m["role"] == "assistant" for m in r.messages)]
     assert len(retries) == 1 and "list item" in retries[0]["messages"][-1]["content"]
 
 
@@ -330,8 +311,9 @@ def test_ollama_backend_and_a_fenced_reply(env: Env, translator: Translator) -> 
     doc, meta = companion(env.translations / "scheduler-memo-en.md")
     assert meta["translator"] == "machine translation (ollama tiny-llama)"
     assert "```" not in doc.body and "## Overview" in doc.body
-    path, body, _ = translator.requests[0]
-    assert path == "/api/chat" and body["stream"] is False and body["model"] == "tiny-llama"
+    first = translator.requests[0]
+    assert first.path == "/api/chat" and first.body["model"] == "tiny-llama"
+    assert first.body["options"]["temperature"] == 0
 
 
 def test_without_a_backend_it_says_how_to_configure_one(

@@ -1,11 +1,19 @@
-"""HybridRetriever: the project's retriever behind LangChain's interface, over a real tmp index (fake embedder)."""
+"""HybridRetriever: the project's retriever behind LangChain's interface, over a real tmp index (fake embedder).
+
+Besides the project's own tests, LangChain's standard retriever suite (``langchain-tests``) runs against it.
+"""
 
 from __future__ import annotations
+
+import shutil
+from typing import Any, ClassVar
 
 import pytest
 from fakes import FakeEmbeddings
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+from paths import FIXTURE_CORPUS
 
 from app.retrieval.lc_retriever import HybridRetriever
 from app.retrieval.retriever import Retriever
@@ -74,3 +82,53 @@ def test_a_missing_index_says_run_ingest(settings: Settings) -> None:
 def test_k_must_be_positive(indexed: Settings) -> None:
     with pytest.raises(ValueError, match="greater than or equal to 1"):
         HybridRetriever.from_settings(indexed, k=0)
+
+
+def test_k_per_call_overrides_the_retrievers_own(indexed: Settings) -> None:
+    retriever = HybridRetriever.from_settings(indexed, k=4)
+    assert len(retriever.invoke(EN_QUESTION, k=1)) == 1
+    assert [d.id for d in retriever.invoke(EN_QUESTION, k=2)] == [d.id for d in retriever.invoke(EN_QUESTION)][:2]
+    with pytest.raises(ValueError, match="at least 1"):
+        retriever.invoke(EN_QUESTION, k=0)
+
+
+async def test_ainvoke_honours_k_and_ranks_as_invoke(indexed: Settings) -> None:
+    retriever = HybridRetriever.from_settings(indexed, k=4)
+    docs = await retriever.ainvoke(JA_QUESTION, k=2)
+    assert [d.id for d in docs] == [d.id for d in retriever.invoke(JA_QUESTION, k=2)]
+    assert len(docs) == 2
+
+
+class TestLangChainStandardRetrieverSuite(RetrieversIntegrationTests):
+    """LangChain's own retriever tests (k in the constructor and per call, invoke and ainvoke) on a tmp index."""
+
+    project_retriever: ClassVar[Retriever | None] = None
+
+    @pytest.fixture(autouse=True, scope="class")
+    def _index(self, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+        root = tmp_path_factory.mktemp("standard-suite")
+        shutil.copytree(FIXTURE_CORPUS, root / "corpus")
+        settings = Settings().with_(
+            corpus_dir=root / "corpus",
+            translations_dir=root / "translations",
+            index_dir=root / "index",
+            data_dir=root / "data",
+            embedding_backend="fake",
+            chunk_size=300,
+            chunk_min=60,
+        )
+        run_ingest(settings, FakeEmbeddings())
+        request.cls.project_retriever = Retriever(settings, FakeEmbeddings())
+
+    @property
+    def retriever_constructor(self) -> type[HybridRetriever]:
+        return HybridRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict[str, Any]:
+        assert self.project_retriever is not None, "the class fixture builds the index first"
+        return {"retriever": self.project_retriever, "k": 2}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return EN_QUESTION
