@@ -1,26 +1,30 @@
 """Evidence units: the smallest quotable pieces of a passage (pure, no models).
 
-A unit is a sentence, a list item (with its parent item as context), or a table row shown with its
-header ("観点: 主目的; Slurm: …"). Each unit knows its block (paragraph, list, table or code block), so a
-lead-in can bring along what it announces. Ingest embeds every unit (cross-language evidence
-selection) and aligns a translation's units with its original's; the app scores and quotes them.
+A unit is a sentence, a list item (with its parent items as context), a table row shown with its header
+("観点: 主目的; Slurm: …"), a code block, or one line of a code block (``code_line``: a value in a manifest
+or a flag in a command is evidence too). Each unit knows its block (paragraph, list, table or code
+block), so a lead-in can bring along what it announces. The passage is read by ``core.markdown``; the
+app scores and quotes the units, ingest reads decision rules from them and aligns a translation's
+units with its original's.
 
-Deliberately left out: scoring (``app.evidence``) and anything that needs a model.
+Deliberately left out: scoring (``app.answer.evidence``) and anything that needs a model.
 
     >>> [u.text for u in split_units("| a | b |\\n|---|---|\\n| 1 | 2 |", "table")]
     ['a: 1; b: 2']
+    >>> [(u.kind, u.text, u.context) for u in split_units("Create it:\\n\\n```yaml\\nspec:\\n  queue: gpu\\n```")][2:]
+    [('code_line', 'spec:', 'Create it: | lang: yaml | keys: spec'), ('code_line', '  queue: gpu', 'Create it: | lang: yaml | keys: spec > queue')]
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from core import markdown as md
 from core.text import split_sentences
 
-_LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
-_MD_NOISE = re.compile(r"\*\*|__|`")
 # Text that tries to instruct the assistant is data, never evidence: it cannot state a fact about
 # Slurm or Kubernetes, so it is left out of answers (prompt-injection hygiene).
 INJECTION = re.compile(
@@ -43,10 +47,8 @@ INJECTION = re.compile(
     re.IGNORECASE,
 )
 
-
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-# Markdown link reference definitions ("[label]: https://…"), one or several run together: plumbing.
-_LINK_DEFS = re.compile(r"(\s*\[[^\]]+\]:\s*\S+(\s+\"[^\"]*\")?)+\s*")
+# A parent list item of at most this many words and characters is a label for its items.
+LABEL_WORDS, LABEL_CHARS = 5, 48
 _FIGURE = re.compile(r"^\W*\((figure|図)[:：]", re.IGNORECASE)
 
 
@@ -55,173 +57,217 @@ class Unit:
     passage: int  # index into the passage list
     text: str  # what the answer shows (verbatim words; table cells labelled by their header)
     quote: str  # verbatim Markdown of the unit, for the citation
-    kind: str  # "sentence", "item", "row", "code", or "heading" (a section title that announces a table)
-    context: str = ""  # parent list item or table caption: helps scoring, not shown
+    kind: str  # "sentence", "item", "row", "code", "code_line", or "heading" (a section title that announces a table)
+    # parent list items ("a › b"), or for a code line "lead-in | lang: yaml | keys: spec > queue" (parts
+    # left out when empty): helps scoring, not shown
+    context: str = ""
     block: int = 0  # which paragraph, list, table or code block of the passage it belongs to
+    line: int = 0  # a code line's line number inside its code block (0-based; blank lines count)
 
 
 def is_table_separator(line: str) -> bool:
-    """The ``|---|:---:|`` line under a Markdown table's header."""
-    return bool(_TABLE_SEP.match(line))
+    """The ``|---|:---:|`` line under a Markdown table's header (``core.markdown``'s one rule)."""
+    return md.is_delimiter_row(line)
 
 
 def clean_markup(text: str) -> str:
-    return _MD_NOISE.sub("", text).strip()
+    """Inline Markdown as shown: emphasis and code-span backticks dropped (a code span's content kept
+    verbatim), links kept as links."""
+    return md.inline_text(text)
 
 
-def _cells(row: str) -> list[str]:
-    inner = row.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") else inner
-    return [c.strip() for c in inner.split("|")]
+def code_language(unit: Unit) -> str:
+    """The language of a code block (``yaml``, ``console``…) or of a code line's block; ``""`` if unknown."""
+    if unit.kind == "code":
+        found = md.code_block(unit.quote)
+        return found.language if found is not None else ""
+    for part in unit.context.split(" | ") if unit.kind == "code_line" else ():
+        if part.startswith("lang: "):
+            return part.removeprefix("lang: ")
+    return ""
 
 
-def _table_units(lines: list[str], passage: int, block: int) -> list[Unit]:
-    rows = [ln for ln in lines if ln.strip()]
-    if len(rows) < 2:
-        return []
-    has_sep = is_table_separator(rows[1])
-    header = _cells(rows[0]) if has_sep else []
-    body = rows[2:] if has_sep else rows
-    units = []
-    for row in body:
-        cells = _cells(row)
-        if header and len(header) == len(cells):
-            # an empty header cell (a table's row-label column) labels nothing: show the bare value
-            text = "; ".join(
-                f"{clean_markup(h)}: {clean_markup(c)}" if clean_markup(h) else clean_markup(c)
-                for h, c in zip(header, cells, strict=True)
-                if c
-            )
-            quote = "\n".join([rows[0], rows[1], row])
-        else:
-            text = " | ".join(clean_markup(c) for c in cells)
-            quote = row
-        units.append(Unit(passage, text, quote, "row", block=block))
-    return units
+def code_window(unit: Unit, units: Sequence[Unit], before: int = 1, after: int = 1) -> str:
+    """A code line with up to ``before`` and ``after`` non-blank lines of its block around it (comments
+    included), dedented and without trailing spaces: what an answer quotes instead of the whole block."""
+    if unit.kind != "code_line":
+        return unit.quote
+    whole = next((u for u in units if u.kind == "code" and u.passage == unit.passage and u.block == unit.block), None)
+    found = md.code_block(whole.quote) if whole is not None else None
+    if found is not None and unit.line < len(found.code_lines):
+        numbered = list(enumerate(found.code_lines))
+    else:  # the block unit is not at hand: its line units are
+        numbered = [
+            (u.line, u.quote)
+            for u in units
+            if u.kind == "code_line" and (u.passage, u.block) == (unit.passage, unit.block)
+        ]
+    shown = [(i, line.rstrip()) for i, line in numbered if line.strip()]
+    at = next((k for k, (i, _) in enumerate(shown) if i == unit.line), None)
+    if at is None:
+        return unit.text.strip()
+    window = [line for _, line in shown[max(0, at - before) : at + after + 1]]
+    return textwrap.dedent("\n".join(window))
 
 
 def split_units(text: str, kind: str = "text", passage: int = 0) -> list[Unit]:
     """All evidence units of one passage, in order, each tagged with its block (paragraph, list,
     table or code block) so that a lead-in sentence can bring the list it introduces along."""
-    units = _UnitReader(passage, text.split("\n")).read()
-    # A list item that only introduces nested items ("Kubernetesの強み") is context, not evidence.
-    # A lead-in item ("… does three things:") stays: it brings its nested items along when quoted.
-    introducers = {u.context.split(" › ")[-1] for u in units if u.context}
-    return [u for u in units if _is_evidence(u, introducers) or (u.text in introducers and is_lead_in(u))]
+    units = _UnitReader(passage, md.lines(text)).read(md.parse_passage(text))
+    # A list item that only introduces nested items, a label ("Kubernetesの強み"), is context, not evidence;
+    # a parent item that states something stays. A lead-in item ("… does three things:") stays too: it
+    # brings its nested items along when quoted.
+    introducers = {u.context.split(" › ")[-1] for u in units if u.context and u.kind == "item"}
+    return [
+        u
+        for u in units
+        if (_is_code_evidence(u) if u.kind == "code_line" else _is_evidence(u, introducers))
+        or (u.text in introducers and is_lead_in(u))
+    ]
 
 
 @dataclass
 class _UnitReader:
-    """One pass over a passage's lines, collecting units; the state is what the current line continues."""
+    """One walk over a passage's blocks, collecting units. List items stay in one block until another
+    block comes between them (a code block inside an item gets its own block, right after the item)."""
 
     passage: int
-    lines: list[str]
+    src: list[str]  # the passage's source lines, for verbatim quotes
     units: list[Unit] = field(default_factory=list)
-    parents: list[tuple[int, str]] = field(default_factory=list)  # open list items: (indent, text)
-    paragraph: list[str] = field(default_factory=list)  # lines of the paragraph being read
     block: int = 0
     in_list: bool = False
 
-    def read(self) -> list[Unit]:
-        i = 0
-        while i < len(self.lines):
-            line = self.lines[i]
-            if line.lstrip().startswith(("```", "~~~")):
-                i = self._code(i)
-            elif line.lstrip().startswith("|"):
-                i = self._table(i)
-            elif item := _LIST_ITEM.match(line):
-                self._item(line, len(item.group(1)), item.group(2))
-                i += 1
-            elif not line.strip():
-                self._flush_paragraph()
-                self.parents.clear()
-                # a blank line between items keeps the list going; anything else ends it
-                self.in_list = self.in_list and _next_is_item(self.lines, i)
-                i += 1
-            else:
-                self._text_line(line)
-                i += 1
-        self._flush_paragraph()
+    def read(self, blocks: Sequence[md.Block], parents: tuple[str, ...] = ()) -> list[Unit]:
+        for b in blocks:
+            if b.kind == "list":
+                for item in b.children:
+                    self._item(item, parents)
+            elif b.kind in ("paragraph", "heading", "html"):
+                self._sentences(b.text)
+            elif b.kind == "table":
+                self._table(b)
+            elif b.kind == "code":
+                self._code(b)
+            elif b.kind == "quote":
+                self.read(b.children, parents)
+            # a thematic break or a link definition holds no words to quote
         return self.units
 
     def _next_block(self) -> int:
         self.block += 1
+        self.in_list = False
         return self.block
 
-    def _flush_paragraph(self) -> None:
-        if self.paragraph:
-            joined = " ".join(p.strip() for p in self.paragraph)
-            b = self._next_block()
-            for sentence in split_sentences(joined):
-                if sentence.strip():
-                    self.units.append(Unit(self.passage, clean_markup(sentence), sentence.strip(), "sentence", block=b))
-            self.paragraph.clear()
+    def _sentences(self, text: str) -> None:
+        joined = " ".join(line.strip() for line in text.split("\n"))
+        b = self._next_block()
+        for sentence in split_sentences(joined):
+            if sentence.strip():
+                self.units.append(Unit(self.passage, clean_markup(sentence), sentence.strip(), "sentence", block=b))
 
-    def _code(self, i: int) -> int:
-        """A fenced code block from line ``i`` as one unit; returns the line after its closing fence."""
-        self._flush_paragraph()
-        self.in_list = False
-        j = i + 1
-        while j < len(self.lines) and not self.lines[j].lstrip().startswith(("```", "~~~")):
-            j += 1
-        code = "\n".join(self.lines[i : j + 1])
-        self.units.append(Unit(self.passage, code, code, "code", block=self._next_block()))
-        return j + 1
+    def _item(self, item: md.Block, parents: tuple[str, ...]) -> None:
+        head = item.children[0] if item.children and item.children[0].kind == "paragraph" else None
+        own = parents
+        if head is not None:
+            if not self.in_list:
+                self._next_block()
+                self.in_list = True
+            text = clean_markup(" ".join(line.strip() for line in head.text.split("\n")))
+            # the item's lines as written, container markers ("> ", indentation) dropped
+            quote = " ".join(self.src[n].strip().lstrip(">").strip() for n in range(head.start, head.end))
+            self.units.append(Unit(self.passage, text, quote, "item", " › ".join(parents), self.block))
+            own = (*parents, text)  # nested items name their parent by its whole text
+        for child in item.children[1 if head is not None else 0 :]:
+            if child.kind == "list":
+                for sub in child.children:
+                    self._item(sub, own)
+            else:
+                self.read([child], own)
 
-    def _table(self, i: int) -> int:
-        """The table rows from line ``i`` as units; returns the line after the table."""
-        self._flush_paragraph()
-        self.in_list = False
-        j = i
-        while j < len(self.lines) and self.lines[j].lstrip().startswith("|"):
-            j += 1
-        self.units.extend(_table_units(self.lines[i:j], self.passage, self._next_block()))
-        return j
-
-    def _item(self, line: str, indent: int, content: str) -> None:
-        self._flush_paragraph()
-        if not self.in_list:
-            self._next_block()
-            self.in_list = True
-        while self.parents and self.parents[-1][0] >= indent:
-            self.parents.pop()
-        context = " › ".join(clean_markup(p) for _, p in self.parents)
-        self.units.append(Unit(self.passage, clean_markup(content), line.strip(), "item", context, self.block))
-        self.parents.append((indent, content))
-
-    def _text_line(self, line: str) -> None:
-        """A non-blank line that starts no block: continues the list item above it, or a paragraph."""
-        stripped = line.strip().lstrip(">").strip()
-        units = self.units
-        # An indented line continues the item above it; so does an unindented one right after an
-        # item line ("lazy continuation": docs wrapped at 100 columns write items that way).
-        lazy = units[-1].kind == "item" and not line.lstrip().startswith("#") if units and self.in_list else False
-        if self.parents and (line.startswith(" ") or lazy):
-            # continuation of a list item: attach to the last unit
-            last = units[-1]
-            if last.kind == "item" and self.parents:
-                # nested items name their parent by its whole text, continuation lines included
-                self.parents[-1] = (self.parents[-1][0], f"{self.parents[-1][1]} {stripped}")
-            units[-1] = Unit(
-                self.passage,
-                f"{last.text} {clean_markup(stripped)}",
-                f"{last.quote} {stripped}",
-                last.kind,
-                last.context,
-                last.block,
+    def _table(self, table: md.Block) -> None:
+        b = self._next_block()
+        header, *rows = table.cells
+        for i, cells in enumerate(rows):
+            # an empty header cell (a table's row-label column) labels nothing: show the bare value
+            text = "; ".join(
+                f"{clean_markup(h)}: {clean_markup(c)}" if clean_markup(h) else clean_markup(c)
+                for h, c in zip(header, cells, strict=False)
+                if c
             )
-        elif stripped:
-            self.in_list = False
-            self.paragraph.append(stripped)
+            quote = "\n".join(self.src[n] for n in (table.start, table.start + 1, table.start + 2 + i))
+            self.units.append(Unit(self.passage, text, quote, "row", block=b))
+
+    def _code(self, code: md.Block) -> None:
+        """The block as one unit (short ones are quoted whole), then each line that holds something, with
+        the block's lead-in (the sentence or item right before it), language and YAML key path as context."""
+        last = self.units[-1] if self.units else None
+        lead = last.text if last and last.block == self.block and last.kind in ("sentence", "item") else ""
+        b = self._next_block()
+        quote = "\n".join(self.src[code.start : code.end])
+        self.units.append(Unit(self.passage, quote, quote, "code", block=b))
+        yaml = _is_yaml(code)
+        lines = code.code_lines
+        keys = yaml_key_paths(lines) if yaml else [""] * len(lines)
+        language = "yaml" if yaml else code.language
+        for i, line in enumerate(lines):
+            if is_quotable_line(line):
+                source = self.src[code.first_code_line + i]
+                context = _code_context(lead, language, keys[i])
+                self.units.append(Unit(self.passage, line.rstrip(), source, "code_line", context, b, i))
 
 
-def _next_is_item(lines: list[str], i: int) -> bool:
-    for line in lines[i + 1 :]:
-        if line.strip():
-            return bool(_LIST_ITEM.match(line))
-    return False
+# --- code lines -------------------------------------------------------------------------------------------
+# A comment ("# …", "// …", "-- …") explains a line and holds no value; "#SBATCH" and "#include" are kept.
+_COMMENT = re.compile(r"^\s*(?:#(?:[\s#!]|$)|//|/\*.*\*/\s*$|<!--.*-->\s*$|;(?:\s|$)|--(?:\s|$))")
+_PUNCTUATION_ONLY = re.compile(r"^[\s\[\]{}()<>,;:.\-]*$")  # "}", "]);", "---"
+_YAML_KEY = re.compile(r"^(?P<indent> *)(?P<dash>(?:- +)*)(?P<key>[\w\"'][\w.\-/\"']*)\s*:(?:\s|$)")
+
+
+def is_quotable_line(line: str) -> bool:
+    """A code line that holds something: not blank, not only a comment, not only brackets and braces."""
+    return bool(line.strip()) and not _COMMENT.match(line) and not _PUNCTUATION_ONLY.match(line)
+
+
+def yaml_key_paths(lines: Sequence[str]) -> list[str]:
+    """Per line, the YAML keys from the document root down to it, by indentation ("spec > queue").
+
+    >>> yaml_key_paths(["spec:", "  levels:", "  - nodeLabel: a", "    weight: 1", "  other: 2"])
+    ['spec', 'spec > levels', 'spec > levels > nodeLabel', 'spec > levels > weight', 'spec > other']
+    """
+    stack: list[tuple[int, str]] = []  # (column of a key's children, key)
+    paths: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped == "---":  # a new YAML document
+            stack.clear()
+        if not stripped or stripped.startswith("#") or stripped == "---":
+            paths.append("")
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        dash = stripped == "-" or stripped.startswith("- ")
+        # a sequence item may sit in its parent key's column ("levels:" then "- x"): it still belongs to it
+        while stack and (stack[-1][0] > indent if dash else stack[-1][0] >= indent):
+            stack.pop()
+        keys = [key for _, key in stack]
+        if m := _YAML_KEY.match(line):
+            keys.append(m["key"].strip("\"'"))
+            stack.append((indent + len(m["dash"]), keys[-1]))
+        paths.append(" > ".join(keys))
+    return paths
+
+
+def _is_yaml(code: md.Block) -> bool:
+    """A YAML block: so labelled, or unlabelled with most of its lines keys or sequence items."""
+    if code.language:
+        return code.language in ("yaml", "yml")
+    lines = [ln for ln in code.code_lines if ln.strip() and not ln.lstrip().startswith("#")]
+    keyed = sum(1 for ln in lines if _YAML_KEY.match(ln) or ln.lstrip().startswith("- "))
+    return len(lines) >= 2 and bool(_YAML_KEY.match(lines[0])) and keyed >= 0.75 * len(lines)
+
+
+def _code_context(lead: str, language: str, keys: str) -> str:
+    parts = (lead, f"lang: {language}" if language else "", f"keys: {keys}" if keys else "")
+    return " | ".join(part for part in parts if part)
 
 
 # A unit that announces what follows: "… three things:", "as follows", "次のとおり", "以下の…".
@@ -235,11 +281,21 @@ def _is_evidence(unit: Unit, parents: set[str]) -> bool:
     text = unit.text.strip()
     if not text or INJECTION.search(text) or _FIGURE.match(text):
         return False
-    if unit.kind == "item" and text in parents:
+    if unit.kind == "item" and text in parents and _is_label(text):
         return False
-    if _LINK.fullmatch(text) or _LINK_DEFS.fullmatch(text):  # a bare link, contents entry or link target
+    if md.is_link_only(text):  # a bare link or a contents entry
         return False
-    return len(_LINK.sub(r"\1", text).strip(" -:|")) >= 6
+    return len(md.inline_text(text, links=False).strip(" -:|")) >= 6
+
+
+def _is_label(text: str) -> bool:
+    """A few words naming what the nested items are about, rather than a statement of its own."""
+    visible = md.inline_text(text, links=False)
+    return len(visible.split()) <= LABEL_WORDS and len(visible) <= LABEL_CHARS
+
+
+def _is_code_evidence(unit: Unit) -> bool:
+    return not INJECTION.search(unit.text) and not _FIGURE.match(unit.text.strip())
 
 
 def is_lead_in(unit: Unit) -> bool:

@@ -1,11 +1,13 @@
 """Structure-aware Markdown chunking (pure functions, no models).
 
-A body is parsed into blocks (paragraph, list item, table, code fence, quote) under a heading path,
-then blocks of one section are packed into chunks of at most ``max_chars`` characters that also pass
-an optional ``fits`` check (the embedder's token limit). Blocks are never cut unless a single block is
-too big on its own; then a table is cut between rows with its header repeated, a list item between
-its lines (sub-items), a paragraph between sentences (Japanese 。！？ and English .!?), a code block
-between lines with its fence repeated, and only as a last resort a line mid-way.
+A body is read by ``core.markdown`` into blocks (paragraph, list item with everything inside it, table,
+code block, quote) under a heading path, then blocks of one section are packed into chunks of at most
+``max_chars`` characters that also pass an optional ``fits`` check (the embedder's token limit). Every
+block is a verbatim slice of the body. Blocks are never cut unless a single block is too big on its
+own; then a list item or quote holding code or a table is first cut around them, a table is cut
+between rows with its header repeated, a list item between its lines (sub-items), a paragraph between
+sentences (Japanese 。！？ and English .!?), a code block between lines with its fences repeated, and
+only as a last resort a line mid-way.
 
 Deliberately left out: overlap between chunks (sections and contextual headers already give context),
 and headings inside the chunk text (they travel as ``section``).
@@ -17,24 +19,22 @@ and headings inside the chunk text (they travel as ``section``).
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from core import markdown as md
 from core.text import split_sentences
 
-CHUNKER_VERSION = "md-structure-5"  # bump whenever the same body can chunk differently
-
-# A closing run of #s only counts when a space precedes it (CommonMark), so "## Using C#" keeps its "#".
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_LIST_ITEM = re.compile(r"^(\s*)([-*+]|\d{1,3}[.)])\s+")
-_TABLE_ROW = re.compile(r"^\s*\|")
-_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+CHUNKER_VERSION = "md-structure-6"  # bump whenever the same body can chunk differently
 
 Fits = Callable[[str], bool]
 # A splitter cuts text into (separator, piece) pairs that concatenate back to it; a separator is
 # whitespace that may be dropped where a chunk boundary falls (the line break between two lines).
 Splitter = Callable[[str], list[tuple[str, str]]]
+
+# The chunk kind of each top-level Markdown block; anything else (HTML, a rule, a link definition) is text.
+_KINDS = {"list": "list", "table": "table", "code": "code", "quote": "quote"}
 
 
 @dataclass(frozen=True)
@@ -53,54 +53,46 @@ class RawChunk:
     kind: str
 
 
+def _is_section(block: md.Block) -> bool:
+    """A heading that opens a section: an ATX heading with a title. An empty heading names nothing, and a
+    setext underline is kept as text (in converted pages a "---" under a line is far more often a rule)."""
+    return block.kind == "heading" and not block.is_setext and bool(block.text)
+
+
 def headings(body: str) -> list[tuple[int, str]]:
-    """(level, title) of every heading outside code fences, in order.
+    """(level, title) of every section heading (top-level ATX headings; '# x' in code is code), in order.
 
     >>> headings("# T\\n\\n```sh\\n# not a heading\\n```\\n## Using C#\\n### Done ###")
     [(1, 'T'), (2, 'Using C#'), (3, 'Done')]
     """
-    found: list[tuple[int, str]] = []
-    fence: str | None = None
-    for line in body.splitlines():
-        if fence is not None:
-            if line.strip().startswith(fence):  # same closing rule as parse_blocks
-                fence = None
-        elif opening := _FENCE.match(line):
-            fence = opening.group(1)
-        elif m := _HEADING.match(line):
-            found.append((len(m.group(1)), m.group(2).strip()))
-    return found
+    return [(b.level, b.text) for b in md.parse(body) if _is_section(b)]
 
 
 def parse_blocks(body: str, drop_single_h1: bool = False) -> list[Block]:
     """Split a Markdown body into blocks, each tagged with its heading path (e.g. 'A > B').
 
-    With ``drop_single_h1``, a document's only H1 (its title, already shown as the document) is
-    left out of the paths, so sections read '4. 運用 > 構築' rather than 'Title > 4. 運用 > 構築'.
+    A list gives one block per top-level item (with its continuation lines and nested items); every
+    block's text is a verbatim slice of ``body``. With ``drop_single_h1``, a document's only H1 (its
+    title, already shown as the document) is left out of the paths, so sections read '4. 運用 > 構築'
+    rather than 'Title > 4. 運用 > 構築'.
 
     >>> [(b.kind, b.section) for b in parse_blocks("# T\\n\\n## A\\n\\n- x\\n- y\\n\\n> q\\n\\ntext", True)]
     [('list', 'A'), ('list', 'A'), ('quote', 'A'), ('text', 'A')]
     """
-    lines = body.splitlines()
+    top = md.parse(body)
+    offsets = md.line_offsets(body)
+    skip_h1 = drop_single_h1 and sum(1 for b in top if _is_section(b) and b.level == 1) == 1
     blocks: list[Block] = []
     path: list[tuple[int, str]] = []
-    skip_h1 = drop_single_h1 and sum(1 for level, _ in headings(body) if level == 1) == 1
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip():
-            i += 1
+    for block in top:
+        if _is_section(block):
+            _enter_heading(path, block.level, block.text, skip_h1)
             continue
-        heading = None if _FENCE.match(line) else _HEADING.match(line)
-        if heading:
-            _enter_heading(path, len(heading.group(1)), heading.group(2).strip(), skip_h1)
-            i += 1
-            continue
-        kind, end = _next_block(lines, i)
-        text = "\n".join(lines[i:end]).strip("\n")
-        if text.strip():
-            blocks.append(Block(kind, text, " > ".join(title for _, title in path)))
-        i = end
+        section = " > ".join(title for _, title in path)
+        for part in block.children if block.kind == "list" else (block,):
+            text = md.source(body, part.start, part.end, offsets)
+            if text.strip():
+                blocks.append(Block(_KINDS.get(block.kind, "text"), text, section))
     return blocks
 
 
@@ -109,67 +101,7 @@ def _enter_heading(path: list[tuple[int, str]], level: int, title: str, skip_h1:
     while path and path[-1][0] >= level:
         path.pop()
     if not (skip_h1 and level == 1):
-        path.append((level, title or "#" * level))
-
-
-def _next_block(lines: list[str], i: int) -> tuple[str, int]:
-    """(kind, end) of the block starting at non-blank, non-heading line ``i``; it spans ``lines[i:end]``."""
-    line = lines[i]
-    if fence := _FENCE.match(line):
-        j = i + 1
-        while j < len(lines) and not lines[j].strip().startswith(fence.group(1)):
-            j += 1
-        return "code", j + 1  # the closing fence belongs to the block
-    if _TABLE_ROW.match(line):
-        return "table", _run_end(lines, i, _TABLE_ROW.match)
-    if item := _LIST_ITEM.match(line):
-        return "list", _list_item_end(lines, i, len(item.group(1)))
-    if _is_quote(line):
-        return "quote", _run_end(lines, i, _is_quote)
-    j = i + 1
-    while j < len(lines) and not _ends_paragraph(lines[j]):
-        j += 1
-    return "text", j
-
-
-def _is_quote(line: str) -> bool:
-    return line.lstrip().startswith(">")
-
-
-def _ends_paragraph(line: str) -> bool:
-    return (
-        not line.strip()
-        or bool(_HEADING.match(line) or _FENCE.match(line) or _TABLE_ROW.match(line) or _LIST_ITEM.match(line))
-        or _is_quote(line)
-    )
-
-
-def _run_end(lines: list[str], i: int, member: Callable[[str], object]) -> int:
-    """End of the run of consecutive lines from ``i`` that ``member`` accepts."""
-    j = i
-    while j < len(lines) and member(lines[j]):
-        j += 1
-    return j
-
-
-def _list_item_end(lines: list[str], i: int, indent: int) -> int:
-    """End of the list item at line ``i``: one item with its continuation lines and nested sub-items."""
-    j = i + 1
-    while j < len(lines):
-        nxt = lines[j]
-        if not nxt.strip():
-            # A blank line ends the item unless an indented continuation follows.
-            if j + 1 < len(lines) and lines[j + 1].startswith(" " * (indent + 2)) and lines[j + 1].strip():
-                j += 1
-                continue
-            break
-        sub = _LIST_ITEM.match(nxt)
-        if sub and len(sub.group(1)) <= indent:
-            break
-        if _HEADING.match(nxt) or _FENCE.match(nxt) or (_TABLE_ROW.match(nxt) and not nxt.startswith(" ")):
-            break
-        j += 1
-    return j
+        path.append((level, title))
 
 
 def _ok(text: str, max_chars: int, fits: Fits | None) -> bool:
@@ -191,13 +123,23 @@ def _hard_split(text: str, max_chars: int, fits: Fits | None) -> Iterator[str]:
         text = text[lo:]
 
 
-def _split_oversized(block: Block, max_chars: int, fits: Fits | None) -> list[str]:
-    """Cut one block that does not fit on its own into fitting pieces of the same kind."""
+def _split_oversized(block: Block, max_chars: int, fits: Fits | None) -> list[tuple[str, str]]:
+    """Cut one block that does not fit on its own into fitting (kind, piece) pairs."""
+    if block.kind in ("list", "quote") and len(parts := _structural_parts(block)) > 1:
+        # A list item (or quote) holding code or a table is cut around them first, so that each keeps its
+        # own rules: a code block repeats its fences, a table its header.
+        return [piece for part in parts for piece in _whole_or_split(part, max_chars, fits)]
+    return [(block.kind, piece) for piece in _split_pieces(block, max_chars, fits)]
+
+
+def _whole_or_split(block: Block, max_chars: int, fits: Fits | None) -> list[tuple[str, str]]:
+    return [(block.kind, block.text)] if _ok(block.text, max_chars, fits) else _split_oversized(block, max_chars, fits)
+
+
+def _split_pieces(block: Block, max_chars: int, fits: Fits | None) -> list[str]:
     if block.kind == "table":
         rows = block.text.split("\n")
-        has_sep = len(rows) > 1 and bool(_TABLE_SEP.match(rows[1]))
-        header = rows[:2] if has_sep else rows[:1]
-        body_rows = rows[len(header) :]
+        header, body_rows = rows[:2], rows[2:]  # a table always has its header and delimiter row
         if body_rows and not _ok("\n".join([*header, body_rows[0]]), max_chars, fits):
             # A wide table padded for alignment: the padding is layout, not text. Without it the header
             # and a row fit together, instead of a chunk of bare header and rows cut loose from it.
@@ -205,15 +147,46 @@ def _split_oversized(block: Block, max_chars: int, fits: Fits | None) -> list[st
             body_rows = [_compact_row(r) for r in body_rows]
         return _pack_lines(body_rows, header, max_chars, fits)
     if block.kind == "code":
-        rows = block.text.split("\n")
-        opening = rows[:1]
-        closing = rows[-1:] if len(rows) > 1 and _FENCE.match(rows[-1]) else []
-        inner = rows[1 : len(rows) - len(closing)]
+        opening, inner, closing = _fence_parts(block.text)
         return _pack_lines(inner, opening, max_chars, fits, closing)
     # A list is cut between its lines (sub-items) first, prose between sentences first; each falls
     # back to the other boundary, and only then to a cut inside a line.
     splitters: list[Splitter] = [_lines, _sentences] if block.kind == "list" else [_sentences, _lines]
     return _pack_pieces(_cut(block.text, splitters, max_chars, fits), max_chars, fits)
+
+
+def _fence_parts(text: str) -> tuple[list[str], list[str], list[str]]:
+    """A code block's lines as (opening fence, code, closing fence); an indented block has no fences."""
+    rows = text.split("\n")
+    code = md.code_block(text)
+    if code is None:
+        return [], rows, []
+    first, n = code.first_code_line, len(code.code_lines)
+    return rows[:first], rows[first : first + n], rows[first + n :]
+
+
+def _structural_parts(block: Block) -> list[Block]:
+    """The block cut before and after every code block and table inside it, each a part of its own kind.
+    Between them, a part that opens with a list item is a list, anything else (an item's further
+    paragraphs) text; in a quote, everything is quote."""
+    rows = block.text.split("\n")
+    inner = [b for b in md.walk(md.parse(block.text)) if b.kind in ("code", "table")]
+    parts: list[Block] = []
+    line = 0
+    for b in [*inner, md.Block("text", len(rows), len(rows))]:
+        for start, end, kind in ((line, b.start, ""), (b.start, b.end, b.kind)):
+            text = "\n".join(rows[start:end]).strip("\n")
+            if text.strip():
+                parts.append(Block(kind or _kind_between(text, block.kind), text, block.section))
+        line = b.end
+    return parts
+
+
+def _kind_between(text: str, outer: str) -> str:
+    if outer != "list":
+        return outer
+    found = md.parse(textwrap.dedent(text))
+    return "list" if found and found[0].kind == "list" else "text"
 
 
 _PADDING = re.compile(r" {2,}")
@@ -338,8 +311,7 @@ def _pack_section(
             units.append((block.kind, block.text))
         else:
             # A cut can leave a piece of pure whitespace (e.g. the tail of an indented line): never a chunk.
-            pieces = _split_oversized(block, max_chars, fits)
-            units.extend((block.kind, piece) for piece in pieces if piece.strip())
+            units.extend((kind, piece) for kind, piece in _split_oversized(block, max_chars, fits) if piece.strip())
     out: list[RawChunk] = []
     texts: list[str] = []
     kinds: list[str] = []
@@ -361,3 +333,9 @@ def _pack_section(
         else:
             out.append(RawChunk(section, tail, _kind_of(kinds)))
     return out
+
+
+# Line patterns for ``ingest.translator.writer.split_sections``, which cuts raw text before headings and must
+# keep every line ending: the same ATX-heading and fence rules as ``core.markdown``, for one line at a time.
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")

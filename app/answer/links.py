@@ -2,8 +2,8 @@
 
 ``deep_link(url, quote, section)`` returns ``url#anchor:~:text=start,end``: browsers that support Text
 Fragments (Chromium, Safari, Firefox) scroll to the passage and highlight it. The quote's plain text is
-used — Markdown markup, table pipes and separator rows, list bullets and ``[n]`` markers are removed —
-because the page shows rendered text. A fragment term must lie inside one block of the page, so
+used — Markdown markup, table pipes and separator rows, list bullets and ``[n]`` markers are removed,
+reading the quote with ``core.markdown`` — because the page shows rendered text. A fragment term must lie inside one block of the page, so
 ``textStart`` is taken from the quote's first block (line or table cell) and ``textEnd`` from its last.
 
 Section anchors are added only for sites whose heading ids we can predict: GitHub READMEs and blob
@@ -29,18 +29,13 @@ from urllib.parse import quote as _percent
 from urllib.parse import urlsplit
 
 from app.models import MARKER
+from core import markdown as md
 
 WORDS = 4  # words per textStart/textEnd term for a long quote
 SHORT_WORDS = 10  # a block of at most this many words is matched whole
 CJK_RUN = 16  # characters of a Japanese term (no spaces to cut at); a block up to twice this is used whole
 
 _MARKER = re.compile(r"\s*" + MARKER.pattern)
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-_HTML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
-_EMPHASIS = re.compile(r"(\*{1,3}|~~)(?=\S)(.+?)(?<=\S)\1|(?<!\w)(_{1,3})(?=\S)(.+?)(?<=\S)\3(?!\w)")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_BLOCK_PREFIX = re.compile(r"^\s*(?:>\s*)*(?:#{1,6}\s+|[-*+]\s+(?:\[[ xX]\]\s+)?|\d{1,3}[.)]\s+)?")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uff01-\uff60]")
 _CJK_BREAK = re.compile(r"[、。，．！？：；（）「」『』]")
 _HIRAGANA = re.compile(r"[\u3040-\u309f]")
@@ -50,38 +45,33 @@ _ANCHOR_HOSTS = ("kubernetes.io", "kueue.sigs.k8s.io")
 
 
 def plain_blocks(markdown: str) -> list[str]:
-    """The rendered text of ``markdown`` as blocks: one per line, one per table cell.
+    """The rendered text of ``markdown`` as blocks: one per line, one per table cell, read by ``core.markdown``.
+
+    A table's header row is left out: it repeats across tables, so it would match the wrong one. Code keeps
+    its characters as they are.
 
     >>> plain_blocks("| Head | Er |\\n|---|---|\\n| **A** | `b` |\\n| c [1] | d |")
     ['A', 'b', 'c', 'd']
     >>> plain_blocks("- one [2]\\n- [two](https://x.test)")
     ['one', 'two']
     """
-    blocks: list[str] = []
-    lines = markdown.splitlines()
-    for i, line in enumerate(lines):
-        if not line.strip() or _TABLE_RULE.match(line) or line.lstrip().startswith(("```", "~~~")):
-            continue
-        if line.lstrip().startswith("|") and i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1]):
-            continue  # a table's header row: repeated across tables, so it would match the wrong one
-        stripped = line.strip()
-        cells = stripped.strip("|").split("|") if stripped.startswith("|") else [line]
-        for cell in cells:
-            text = _inline_text(_BLOCK_PREFIX.sub("", cell, count=1))
-            if text:
-                blocks.append(text)
-    return blocks
+    texts: list[str] = []
+    for block in md.walk(md.parse_passage(markdown)):
+        if block.kind == "heading":
+            texts.append(_inline_text(block.text))
+        elif block.kind in ("paragraph", "html"):
+            # a delimiter row on its own is a piece of a table cut from its header: no text either
+            texts.extend(_inline_text(line) for line in block.text.split("\n") if not md.is_delimiter_row(line))
+        elif block.kind == "table":
+            texts.extend(_inline_text(cell) for row in block.cells[1:] for cell in row)
+        elif block.kind == "code":
+            texts.extend(line.strip() for line in block.code_lines)
+    return [text for text in texts if text]
 
 
 def _inline_text(text: str) -> str:
-    text = _MARKER.sub("", text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _HTML_TAG.sub("", text)
-    text = text.replace("`", "")
-    for _ in range(2):  # nested emphasis such as ***x*** or **_x_**; snake_case stays as it is
-        text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(4) or "", text)
-    return " ".join(text.split())
+    """What the page shows of one line of inline Markdown: no markup, link targets or ``[n]`` markers."""
+    return " ".join(md.inline_text(_MARKER.sub("", text), links=False).split())
 
 
 def encode_term(term: str) -> str:

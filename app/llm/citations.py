@@ -15,6 +15,7 @@ import re
 import unicodedata
 
 from app.models import MARKER, Citation, Passage
+from core import markdown as md
 
 # The exact sentence the prompt asks a model to answer with when the passages do not support an answer.
 REFUSALS = {
@@ -32,13 +33,11 @@ def strip_reasoning(text: str) -> str:
 # What a model writes: [1] [1, 2] [1-3] ［１、２］ 【1】 [^1] and bogus [abc]; "(?!\()" keeps Markdown links [text](url)
 # intact. Looser than app.models.MARKER on purpose: that one matches only the clean [n] written back.
 _MARKER = re.compile(r"[\[［【](?P<body>[^\[\]［］【】\n]{1,40})[\]］】](?!\()")
-_CODE = re.compile(r"(```[\s\S]*?(?:```|$)|`[^`\n]+`)")
 _NUMBER = re.compile(r"[\^#]?(\d+)")
 _RANGE = re.compile(r"(\d+)\s*[-–~〜]\s*(\d+)")
 _BOGUS = re.compile(r"[\^#]?[A-Za-z0-9_]{1,15}")
 _TERMINATOR = re.compile(r"[。！？]+|[.!?]+(?=[\s\[]|$)")
 _TRAILER = re.compile(r"[」』）)\"'”’]*(?:[ \t]*\[\d+\])*")
-_TABLE_RULE = re.compile(r"\|?[\s:|-]*-[\s:|-]*\|?")
 _ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "cf", "fig", "approx", "no", "dr", "mr", "ms"}
 _GAP = "\x00"  # stands where a marker was removed until the surrounding spaces are tidied
 
@@ -101,21 +100,12 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of Markdown text, each with its trailing markers.
 
     ``"Slurm queues jobs.[1] K8s runs pods [2]。次です！"`` → ``["Slurm queues jobs.[1]", "K8s runs pods
-    [2]。", "次です！"]``. Lines split first (list items, table rows); list bullets, headings, table
-    separators and header rows and fenced code are skipped; "e.g." and "3.5" do not end a sentence.
+    [2]。", "次です！"]``. The text is read by ``core.markdown``; lines are split first (list items, table
+    rows). Headings, code, table header rows and delimiter rows claim nothing; list bullets and quote
+    markers are not part of a sentence; "e.g." and "3.5" do not end a sentence.
     """
     sentences: list[str] = []
-    in_fence = False
-    lines = [raw.strip() for raw in text.splitlines()]
-    for i, line in enumerate(lines):
-        if line.startswith("```"):
-            in_fence = not in_fence
-            continue
-        # Headings, table separators and table header rows (the line above a separator) claim nothing.
-        is_header = i + 1 < len(lines) and bool(_TABLE_RULE.fullmatch(lines[i + 1]))
-        if in_fence or not line or line.startswith("#") or _TABLE_RULE.fullmatch(line) or is_header:
-            continue
-        line = re.sub(r"^(?:>\s*)*(?:[-*+]|\d+[.)])\s+", "", line)
+    for line in _claiming_lines(text):
         start = 0
         for m in _TERMINATOR.finditer(line):
             if m.end() <= start or (m[0] == "." and _is_abbreviation(line, m.start())):
@@ -130,9 +120,25 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+def _claiming_lines(text: str) -> list[str]:
+    """The lines of prose (paragraphs, list items, quotes) and table body rows, stripped, in order."""
+    source = md.lines(text)
+    lines: list[str] = []
+    for block in md.walk(md.parse(text)):
+        if block.kind in ("paragraph", "html"):
+            lines.extend(line.strip() for line in block.text.split("\n"))
+        elif block.kind == "table":
+            lines.extend(source[n].lstrip(" \t>").strip() for n in range(block.start + 2, block.end))
+    return [line for line in lines if line and not md.is_delimiter_row(line)]
+
+
 def _is_abbreviation(line: str, dot: int) -> bool:
     word = re.search(r"([A-Za-z]+(?:\.[A-Za-z]+)*)$", line[:dot])
     return word is not None and word[1].lower() in _ABBREVIATIONS
+
+
+def _prose(text: str) -> str:
+    return "".join(piece for piece, code in md.split_code(text) if not code)
 
 
 def is_refusal(text: str) -> bool:
@@ -151,8 +157,8 @@ def finalize_llm_answer(text: str, passages: list[Passage]) -> tuple[str, list[C
     """
     text = strip_reasoning(text).strip()
     order: list[int] = []
-    parts = _CODE.split(text)
-    cleaned = "".join(part if i % 2 else _renumber(part, len(passages), order) for i, part in enumerate(parts)).strip()
+    pieces = md.split_code(text)  # markers are rewritten outside code only: ``a[1]`` in a command stays
+    cleaned = "".join(piece if code else _renumber(piece, len(passages), order) for piece, code in pieces).strip()
     citations = [
         Citation(
             n=n,
@@ -169,7 +175,7 @@ def finalize_llm_answer(text: str, passages: list[Passage]) -> tuple[str, list[C
     flagged = [
         sentence
         for sentence in split_sentences(cleaned)
-        if not MARKER.search(_CODE.sub("", sentence))  # a marker the renderer will link
+        if not MARKER.search(_prose(sentence))  # a marker the renderer will link
         and re.search(r"\w", sentence)
         and not sentence.endswith((":", "："))
         and not is_refusal(sentence)

@@ -27,9 +27,14 @@ FIXTURES = FIXTURE_CORPUS
 # No example database: tests must not write into the working tree.
 FAST = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
-# --- an oracle for "no text lost", written from the Markdown rules, not from the chunker's code ---------
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING_LINE = re.compile(r"#{1,6}\s")
+# --- an oracle for "no text lost", written from the CommonMark rules, not from the chunker's code --------
+# Lines end at \n, \r\n or \r (a form feed or U+2028 is text); an ATX heading has at most three spaces of
+# indentation; a fence opens with at most three spaces, three or more backticks (no backtick in its info
+# string) or tildes, and closes with a run of the same character at least as long and nothing after it.
+# Containers are not modelled: a fence inside a list item is not one the generators below can write.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_FENCE = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+_HEADING_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 
 
 def squash(text: str) -> str:
@@ -37,13 +42,17 @@ def squash(text: str) -> str:
     return "".join(ch for ch in text if not ch.isspace())
 
 
+def closes(line: str, fence: str) -> bool:
+    return bool(re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line))
+
+
 def body_without_headings(body: str) -> str:
     """The body minus its heading lines (headings travel as ``section``); '# x' inside code is text."""
     kept: list[str] = []
     fence: str | None = None
-    for line in body.splitlines():
+    for line in _LINE_END.split(body):
         if fence is not None:
-            if line.strip().startswith(fence):
+            if closes(line, fence):
                 fence = None
         elif opening := _FENCE.match(line):
             fence = opening.group(1)
@@ -129,6 +138,27 @@ def test_a_tilde_fence_inside_a_backtick_block_does_not_hide_the_h1() -> None:
     # The H1 count must use the same fence rules as the parser, or the only H1 shows up in every path.
     body = "# Title\n\n```\n~~~\n```\n\n## Part\n\ntext\n"
     assert [c.section for c in chunk_markdown(body, 500, 0)] == ["", "Part"]
+
+
+def test_a_setext_underline_and_an_empty_heading_stay_text() -> None:
+    # sections come from ATX headings with a title; "text\n---" in a converted page is more often a rule
+    body = "## A\n\nLine above\n---\n\n#\n\nafter\n"
+    assert headings(body) == [(2, "A")]
+    chunks = chunk_markdown(body, 500, 0)
+    assert [c.section for c in chunks] == ["A"]
+    assert "Line above\n---" in chunks[0].text and "#" in chunks[0].text
+    assert_no_text_lost(body, chunks)
+
+
+def test_blocks_are_verbatim_slices_of_the_body() -> None:
+    body = "Intro\r\nsecond line\r\n\r\n- item\r\n  more\r\n\r\n[ref]: https://x.test\r\n"
+    blocks = parse_blocks(body)
+    assert [(b.kind, b.text) for b in blocks] == [
+        ("text", "Intro\r\nsecond line"),
+        ("list", "- item\r\n  more"),
+        ("text", "[ref]: https://x.test"),  # a link definition is kept, as text
+    ]
+    assert all(b.text in body for b in blocks)
 
 
 # --- tables -----------------------------------------------------------------------------------------
@@ -251,6 +281,46 @@ def test_an_oversized_code_block_is_cut_between_lines_with_fences_repeated() -> 
         inner.extend(parts[1:-1])
     assert inner == lines
     assert_within_limits(chunks, 150)
+
+
+def test_a_list_step_keeps_its_command() -> None:
+    body = (
+        "Set it up as follows:\n\n"
+        '1. Create the wrapper script\n\n   ```\n   #!/bin/bash\n   exec runc "$@"\n   ```\n'
+        "2. Make it executable\n\n   ```\n   chmod +x /opt/run\n   ```\n"
+    )
+    blocks = parse_blocks(body)
+    assert [b.kind for b in blocks] == ["text", "list", "list"]
+    assert blocks[1].text.startswith("1. Create") and blocks[1].text.endswith("   ```")
+    chunks = chunk_markdown(body, 90, 10)
+    holding = [c for c in chunks if "chmod +x" in c.text]
+    assert len(holding) == 1 and "2. Make it executable" in holding[0].text
+
+
+def test_an_oversized_step_is_cut_around_its_code_with_fences_kept() -> None:
+    code = [f"   echo step-{i:02d}" for i in range(30)]
+    body = "1. Run these commands in order:\n\n   ```sh\n" + "\n".join(code) + "\n   ```\n\n   Then check the log.\n"
+    chunks = chunk_markdown(body, 160, 0)
+    assert chunks[0].kind == "list" and chunks[0].text == "1. Run these commands in order:"
+    pieces = [c.text.split("\n") for c in chunks if c.kind == "code"]
+    assert len(pieces) > 2
+    inner: list[str] = []
+    for lines in pieces:  # each piece opens and closes its fence; the last one packs the text after it
+        assert lines[0] == "   ```sh" and "   ```" in lines
+        inner.extend(lines[1 : lines.index("   ```")])
+    assert inner == code
+    assert chunks[-1].text.endswith("   ```\n\n   Then check the log.")
+    assert_no_text_lost(body, chunks)
+    assert_within_limits(chunks, 160)
+
+
+def test_an_indented_code_block_is_code_and_is_cut_without_fences() -> None:
+    lines = [f"    line {i:02d} of the listing" for i in range(12)]
+    body = "Text before.\n\n" + "\n".join(lines) + "\n"
+    assert [b.kind for b in parse_blocks(body)] == ["text", "code"]
+    chunks = chunk_markdown(body, 120, 0)
+    code = [c for c in chunks if c.kind == "code"]
+    assert len(code) > 1 and [line for c in code for line in c.text.split("\n")] == lines
 
 
 # --- sentences --------------------------------------------------------------------------------------

@@ -122,3 +122,19 @@ def test_text_directive_single_block_short_and_long() -> None:
     assert text_directive(ten) == "text=" + encode_term(ten)
     eleven = " ".join(f"x{i}" for i in range(11))
     assert text_directive(eleven) == "text=x0%20x1%20x2%20x3,x7%20x8%20x9%20x10"
+
+
+def test_code_lines_keep_their_characters_and_fences_are_dropped() -> None:
+    quote = "```yaml\nkind: <Kind>\n  - name: *anchor\n```"
+    assert plain_blocks(quote) == ["kind: <Kind>", "- name: *anchor"]
+
+
+def test_structure_is_read_by_the_parser_not_by_line_patterns() -> None:
+    quote = "> - quoted **item**\n> more of it\n\nTitle\n---\n\n| A | B |\n|---|---|\n| `x\\|y` | [z](https://z.test) |"
+    assert plain_blocks(quote) == ["quoted item", "more of it", "Title", "x|y", "z"]
+    assert plain_blocks("|---|---|") == []  # a delimiter row cut loose from its table
+    assert plain_blocks("#1 is not a heading") == ["#1 is not a heading"]
+
+
+def test_a_quote_cut_from_a_nested_list_reads_as_items() -> None:
+    assert plain_blocks("        * deep item [1]\n    * next item") == ["deep item", "next item"]

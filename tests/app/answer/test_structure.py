@@ -248,3 +248,13 @@ def test_an_answer_shows_a_code_block_once() -> None:
     scored = [ScoredUnit(first, 0.9), ScoredUnit(second, 0.85)]
     draft = compose("How is priority computed, how do I read it?", "en", [_passage(text)], Evidence(scored, units))
     assert sum(line.strip() == "p = a + b" for line in draft.lines) == 1
+
+
+def test_a_lead_in_brings_its_code_block_whole_and_its_lines_stay_findable() -> None:
+    text = "Apply the manifest as follows:\n\n```yaml\napiVersion: v1\nkind: Gateway\n```"
+    units = split_units(text)
+    lead = _unit(units, "Apply the manifest")
+    assert [u.kind for u in followers(lead, units)] == ["code"]
+    lines = [u for u in units if u.kind == "code_line" and u.block == lead.block + 1]
+    assert [u.text for u in lines] == ["apiVersion: v1", "kind: Gateway"]
+    assert all(u.context.startswith("Apply the manifest as follows:") for u in lines)
