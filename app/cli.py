@@ -13,32 +13,63 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from app.models import PARAPHRASED_NOTE, Answer, Citation, Profile, Recommendation, Turn
+from app.models import PARAPHRASED_NOTE, Answer, Citation, Profile, Recommendation, Turn, Verdict
 from app.pipeline import Advisor, QuestionError
+from core.contract import Rule
 from core.settings import settings_or_exit
+from core.situation import facets
 from ingest.store import IndexUnavailable
 
 
 def answer_json(answer: Answer, qid: Any = None) -> dict[str, Any]:
-    """The documented `ask --json` object for one answer."""
+    """The documented `ask --json` object for one answer (docs/cli.md)."""
+    info = answer.question_info
     return {
         "id": qid,
-        "question": answer.question,
+        "question": {
+            "text": answer.question,
+            "focus": info.focus if info else "",
+            "answer_type": info.answer_type if info else None,
+            "parts": [p.model_dump() for p in info.parts] if info else [],
+        },
         "answer": answer.answer,
         "refused": answer.refused,
+        "not_stated": answer.not_stated.model_dump() if answer.not_stated else None,
+        "findings": [f.model_dump() for f in answer.findings],
+        "missing": answer.missing,
+        "needs": answer.needs,
         "verdict": answer.verdict.value if answer.verdict else None,
-        "verdict_detail": answer.verdict.model_dump() if answer.verdict else None,
+        "verdict_detail": verdict_json(answer.verdict) if answer.verdict else None,
         "citations": [citation_json(c) for c in answer.citations],
         "contexts": [
             {"doc_id": p.doc_id, "chunk_id": p.chunk_id, "section": p.section, "score": p.score}
             for p in answer.passages
         ],
         "latency_ms": answer.latency_ms,
+    }
+
+
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
+    """The verdict as data: what was read (``situation``: facet → value and the words that set it), each
+    facet's vote with its rule and citation, the deciding facet of a ``depends``, what would change it."""
+    return {
+        "value": verdict.value,
+        "situation": {f: {"value": r.value, "span": r.span, "negated": r.negated} for f, r in verdict.situation.items()},
+        "read_as": verdict.read_as,
+        "votes": [
+            {"facet": v.facet, "value": v.value, "platform": v.platform, "rule": v.rule.model_dump(), "n": v.n}
+            for v in verdict.votes
+        ],
+        "deciding": verdict.deciding,
+        "changes": verdict.changes,
+        "change_detail": [c.model_dump() for c in verdict.change_detail],
+        "summary": verdict.summary,
     }
 
 
@@ -110,6 +141,8 @@ def recommendation_json(rec: Recommendation) -> dict[str, Any]:
         "reasons": [
             {
                 "criterion": r.criterion,
+                "criterion_label": r.criterion_label,
+                "value": r.value,
                 "answer": r.answer,
                 "verdict": r.verdict,
                 "rule": r.rule.model_dump() if r.rule else None,
@@ -120,7 +153,26 @@ def recommendation_json(rec: Recommendation) -> dict[str, Any]:
         "citations": [citation_json(c) for c in rec.citations],
         "answer": rec.answer,
         "changes": rec.changes,
+        "verdict_detail": verdict_json(rec.detail) if rec.detail else None,
     }
+
+
+def rules_json(rules: Sequence[Rule]) -> list[dict[str, Any]]:
+    """`ask --rules --json`: every rule with the facets its condition was read as; ``unmapped`` flags a rule
+    whose condition maps to no facet (it cannot vote: a new criterion the facets file does not know)."""
+    return [{**r.model_dump(), "unmapped": not r.facets} for r in rules]
+
+
+def rules_text(rules: Sequence[Rule]) -> str:
+    """`ask --rules`: one block per rule — platform, condition, the facets read, where it is written."""
+    defs = facets()
+    blocks = []
+    for r in rules:
+        read = " · ".join(defs.label(f, v, r.language) for f, v in r.facets.items() if v in defs.values.get(f, {}))
+        lines = [f"[{r.verdict}] {r.condition}", f"    read as: {read}" if read else "    ⚠ maps to no facet"]
+        lines.append(f"    {r.doc_id} › {r.section} ({r.source})")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -186,11 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         profile = loaded
     try:
         if args.rules:
-            print(
-                json.dumps(
-                    [r.model_dump() for r in advisor.rules()], ensure_ascii=False, indent=2 if args.json else None
-                )
-            )
+            rules = advisor.rules()
+            print(json.dumps(rules_json(rules), ensure_ascii=False, indent=2) if args.json else rules_text(rules))
             return 0
         if profile is not None:
             rec = advisor.recommend(profile)

@@ -93,21 +93,107 @@ class Citation(CitedSource):
     stale: bool = Field(False, description="A translation whose original changed since it was written.")
 
 
-class MatchedRule(BaseModel):
-    """A decision rule the situation matched, how well, and the citation number that quotes it."""
+class FacetReading(BaseModel):
+    """One facet of the user's situation as read, with the words that set it (``core.situation``)."""
 
+    value: str
+    span: str = Field("", description="The user's words that set it.")
+    negated: bool = Field(False, description="Set by a negation ('no inference' → training only).")
+    label: str = Field("", description="The value's human label in the answer's language.")
+
+
+class Vote(BaseModel):
+    """A stated facet voting for a platform through a rule the documents state, cited by number."""
+
+    facet: str
+    value: str
+    label: str = Field("", description="The facet value's human label in the answer's language.")
+    platform: Literal["slurm", "kubernetes", "hybrid"]
     rule: Rule
-    score: float = Field(description="How well the situation matches the rule's condition (0..1).")
     n: int | None = Field(None, description="Citation number of the rule's quote in the answer.")
+
+
+class Change(BaseModel):
+    """A facet value that would change the verdict, said as a condition in the answer's language."""
+
+    facet: str
+    value: str
+    condition: str = Field(description="'if you also served the trained models', in the answer's language.")
+    verdict: VerdictValue
 
 
 class Verdict(BaseModel):
     """The platform verdict of a selection question, as data: every renderer works from this."""
 
     value: VerdictValue
-    rules: list[MatchedRule] = Field(default_factory=list, description="The rules behind it, best match first.")
-    changes: list[str] = Field(default_factory=list, description="What in the situation would change the verdict.")
+    situation: dict[str, FacetReading] = Field(default_factory=dict, description="The situation as read, by facet.")
+    read_as: list[str] = Field(default_factory=list, description="The situation's labels: 'on-prem', 'training only'.")
+    votes: list[Vote] = Field(default_factory=list, description="Each stated facet's vote with its rule.")
+    deciding: str | None = Field(None, description="'depends': the facet that decides it.")
+    deciding_label: str = Field("", description="That facet's human label in the answer's language.")
+    change_detail: list[Change] = Field(default_factory=list)
+    changes: list[str] = Field(default_factory=list, description="What would change it, as human sentences.")
     summary: str = Field("", description="One line in the question's language, with [n] markers.")
+
+
+# What kind of answer a question asks for (``app.answer.question``). The first nine are values a unit of a
+# document can hold (VALUE_TYPES): those get a direct answer, or "not stated" when no unit holds one.
+AnswerType = Literal[
+    "api_version",
+    "flag",
+    "key",
+    "default",
+    "version",
+    "date",
+    "command",
+    "quantity",
+    "name",
+    "procedure",
+    "reason",
+    "comparison",
+    "list",
+    "yes_no",
+    "selection",
+    "fact",
+]
+VALUE_TYPES: frozenset[str] = frozenset(
+    ["api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name"]
+)
+Qualifier = Literal["limit", "default", "percent", "money", "time"]
+
+
+class QuestionPart(BaseModel):
+    """One thing a question asks for ("…which apiVersion, and which field…" has two parts)."""
+
+    text: str = Field(description="The part's words, as the user wrote them.")
+    answer_type: AnswerType
+    attribute: str = Field("", description="The part's own content words: what is asked about the focus.")
+    qualifiers: list[Qualifier] = Field(default_factory=list, description="A bound, a default, a percentage… asked.")
+    plural: bool = Field(False, description="Asks for several values of its type ('which flags', 'what lines').")
+
+
+class TypedQuestion(BaseModel):
+    """The question analysed: what it is about (focus) and what kind of answer each part wants."""
+
+    focus: str = Field("", description="The entities the question is about (products, objects, files).")
+    answer_type: AnswerType = Field("fact", description="The main part's answer type.")
+    parts: list[QuestionPart] = Field(default_factory=list)
+
+
+class Finding(BaseModel):
+    """A value found for one part of a typed question: the span, and the citation whose quote holds it."""
+
+    part: int = Field(description="Index into TypedQuestion.parts.")
+    value: str = Field(description="The value as written in the document (shown in bold).")
+    answer_type: AnswerType
+    n: int = Field(0, description="Citation number of the quote that holds the value.")
+
+
+class NotStated(BaseModel):
+    """The focus is in the documents, but no passage states the value asked for."""
+
+    asked: str = Field(description="What was asked, in the user's words.")
+    focus: str = Field("", description="What it was asked about (the entities the documents do cover).")
 
 
 class Turn(BaseModel):
@@ -122,6 +208,13 @@ class Answer(BaseModel):
     answer: str = Field(description="Markdown text with inline [n] markers.")
     refused: bool = False
     verdict: Verdict | None = Field(None, description="The platform verdict; None unless a selection question.")
+    question_info: TypedQuestion | None = Field(None, description="The question analysed (focus, type, parts).")
+    findings: list[Finding] = Field(default_factory=list, description="Values found for a typed question's parts.")
+    not_stated: NotStated | None = Field(None, description="Set when the documents do not state the value asked.")
+    needs: list[str] = Field(
+        default_factory=list, description="A selection question with no deciding fact: the facts to ask for."
+    )
+    missing: list[str] = Field(default_factory=list, description="Parts of a typed question no passage answers.")
     language: str = "en"
     citations: list[Citation] = Field(default_factory=list)
     passages: list[Passage] = Field(default_factory=list, description="Ranked retrieved passages (contexts).")
@@ -133,34 +226,41 @@ class Answer(BaseModel):
 
 
 class Profile(BaseModel):
-    """The questionnaire: a team's situation. Unset fields are unknown and match no rule."""
+    """The questionnaire: a team's situation as facet values (``core/facets.toml``). Unset fields are unknown."""
 
     model_config = {"extra": "forbid"}
 
     deployment: Literal["on_prem", "cloud"] | None = None
-    workload: Literal["training", "training_and_serving"] | None = None
     fleet: Literal["fixed", "elastic"] | None = None
+    workload: Literal["training", "training_and_serving"] | None = None
+    one_platform: Literal["yes", "no"] | None = None
     hpc_experience: Literal["experienced", "new"] | None = None
     ops_team: Literal["small", "dedicated"] | None = None
     priority: Literal["training_speed_cost", "integration"] | None = None
     lang: Literal["en", "ja"] = "en"
 
+    def facets(self) -> dict[str, str]:
+        return {k: v for k, v in self.model_dump(exclude={"lang"}).items() if v is not None}
+
 
 class Reason(BaseModel):
-    """What one questionnaire answer contributes: the rule it matched and where that rule is written."""
+    """What one questionnaire answer contributes: its vote and the rule it votes through, cited."""
 
-    criterion: str
-    answer: str
+    criterion: str = Field(description="The facet (deployment, workload, …).")
+    criterion_label: str = Field("", description="The facet's human label in the profile's language.")
+    value: str = Field("", description="The answer as a facet value (what the form sends back).")
+    answer: str = Field("", description="The answer's human label in the profile's language.")
     verdict: VerdictValue | None = None
     rule: Rule | None = None
     citations: list[Citation] = Field(default_factory=list)
 
 
 class Recommendation(BaseModel):
-    """The questionnaire's result: a verdict with a reason per answered criterion."""
+    """The questionnaire's result: a verdict (None when no answer decides anything) with a reason per answer."""
 
-    verdict: VerdictValue
+    verdict: VerdictValue | None
     reasons: list[Reason] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     answer: str = Field("", description="Markdown summary with [n] markers, in the profile's language.")
-    changes: list[str] = Field(default_factory=list, description="What would change the verdict.")
+    changes: list[str] = Field(default_factory=list, description="What would change the verdict, as sentences.")
+    detail: Verdict | None = Field(None, description="The verdict as data (read situation, votes, changes).")

@@ -12,15 +12,16 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from app.advice.followup import Resolved, resolve_turn
-from app.advice.matcher import RuleMatcher
-from app.advice.verdict import is_selection_question
+from app.advice.reader import SituationReader, verdict_for
+from app.advice.verdict import is_selection_question, needs
 from app.answer import refusal
 from app.answer.citations import enrich
-from app.answer.compose import compose, is_howto_question
+from app.answer.compose import compose, is_howto_question, related_lines
 from app.answer.evidence import (
     HOUSEKEEPING,
     INJECTION,
@@ -32,14 +33,18 @@ from app.answer.evidence import (
     score_passages,
     split_units,
 )
-from app.models import Answer, Passage, Profile, Recommendation, Turn, Verdict
+from app.answer.locate import Located, PartQuery, locate, part_query
+from app.answer.question import analyse
+from app.models import Answer, Passage, Profile, Recommendation, Turn, TypedQuestion, Verdict
 from app.retrieval.bridge import english_words
 from app.retrieval.companions import one_per_section, with_originals
 from app.retrieval.retriever import Mode, Retriever
 from app.retrieval.snapshot import Snapshot
 from app.retrieval.spelling import correct
 from core.contract import DocumentInfo, IndexInfo, Rule, contextual_text
+from core.numeric import cosine_rows
 from core.settings import Settings
+from core.situation import Situation
 from core.text import content_tokens, detect_language
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 
@@ -79,7 +84,7 @@ class Advisor:
         self.settings = settings
         self.embeddings = embeddings or make_embeddings(settings)
         self.retriever = Retriever(settings, self.embeddings)
-        self.matcher = RuleMatcher(self.embeddings, self.retriever.glossary)
+        self.reader = SituationReader(self.embeddings)
 
     # --- lifecycle ---------------------------------------------------------------------------
     def warm_up(self) -> None:
@@ -105,7 +110,7 @@ class Advisor:
         """The questionnaire: each answered criterion matched to the rules, one verdict overall."""
         from app.advice.profile import recommend
 
-        return recommend(profile, self.matcher, self.retriever.snapshot())
+        return recommend(profile, self.retriever.snapshot())
 
     # --- retrieval -----------------------------------------------------------------------------
     def retrieve(self, question: str, k: int, mode: Mode = "hybrid") -> list[Passage]:
@@ -175,7 +180,7 @@ class Advisor:
             pvecs = np.asarray(
                 self.embeddings.embed_documents([contextual_text(p.title, p.section, p.text) for p in head])
             )
-            sims = pvecs @ qvec / (np.linalg.norm(pvecs, axis=1) * (np.linalg.norm(qvec) or 1.0) + 1e-12)
+            sims = cosine_rows(pvecs, qvec)
             passages = [p.model_copy(update={"dense": float(sim)}) for p, sim in zip(head, sims, strict=True)] + list(
                 passages[refusal.SUPPORT_PASSAGES :]
             )
@@ -216,32 +221,96 @@ class Advisor:
             self.embeddings.spec,
         )
 
-    def _verdict(self, turn: Resolved, language: str, snap: Snapshot) -> Verdict | None:
-        asked = is_selection_question(turn.focus) or (bool(turn.context) and is_selection_question(turn.context))
-        if not asked:
-            return None
-        return self.matcher.verdict(turn.focus, turn.context, language, snap)
+    def _selection(self, turn: Resolved) -> bool:
+        """A platform choice: asked now, or asked earlier in a conversation the new turn continues."""
+        situated = bool(self.reader.read(turn.focus))
+        return is_selection_question(turn.focus, situated) or (
+            bool(turn.context) and any(is_selection_question(q) for q in turn.earlier)
+        )
+
+    def _typed(self, turn: Resolved, query: str, snap: Snapshot) -> TypedQuestion:
+        focus = strip_injection(turn.focus) if turn.context else query
+        return analyse(focus, snap.names, selection=self._selection(turn))
+
+    def _part_queries(self, typed: TypedQuestion, turn: Resolved, query: str, snap: Snapshot) -> list[PartQuery]:
+        """Each part's own words weigh fully; the rest of the question (its topic) and the earlier turn less."""
+        idf, glossary, bridge = snap.lexical.idf, self.retriever.glossary, english_words
+        whole = strip_injection(turn.focus) if turn.context else query
+        queries = []
+        for part in typed.parts:
+            weights = concept_weights(part.text, glossary.matched_groups(part.text), idf, bridge)
+            for text, share in ((whole, CONTEXT_WEIGHT), (turn.context, CONTEXT_WEIGHT / 2)):
+                for concept, w in concept_weights(text, glossary.matched_groups(text), idf, bridge).items():
+                    weights.setdefault(concept, share * w)
+            attribute = concept_weights(part.attribute, glossary.matched_groups(part.attribute), idf, bridge)
+            products = [e for e in typed.focus.split(" · ") if e in snap.names]
+            queries.append(part_query(part, weights, attribute, whole, products))
+        return queries
+
+    def _verdict(self, situation: Situation, language: str, snap: Snapshot) -> tuple[Verdict | None, list[str]]:
+        """A selection question's verdict from the conversation's situation, or the facts to ask for."""
+        verdict = verdict_for(situation, language, snap)
+        return verdict, ([] if verdict is not None else needs(situation, language))
+
+    def _decide(self, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot) -> _Reading:
+        """Everything the answer step reads off the passages before answering: the typed question, the scored
+        evidence, the values found for its parts (and the parts nothing answers), and whether to refuse."""
+        typed = self._typed(turn, query, snap)
+        if not query:
+            return _Reading(typed, Evidence(), [], [], refusal.Decision(refusal.refusal_text(language)))
+        evidence = self._evidence(turn, query, passages, snap)
+        queries = self._part_queries(typed, turn, query, snap)
+        located, missing = locate(typed, queries, typed_text(turn, query), evidence, passages)
+        strength = self._support(evidence, passages, language)
+        situation = self.reader.situation(turn.focus, turn.earlier) if typed.answer_type == "selection" else None
+        decision = refusal.decide(
+            query, language, strength, snap.known_words, typed, missing, len(located), situation=bool(situation)
+        )
+        return _Reading(typed, evidence, located, missing, decision, situation)
 
     def _extractive(
         self, question: str, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
     ) -> Answer:
-        evidence = self._evidence(turn, query, passages, snap) if query else Evidence()
-        strength = self._support(evidence, passages, language) if query else 0.0
-        refused = refusal.decide(query, language, strength, snap.known_words)
-        verdict = self._verdict(turn, language, snap) if refused is None else None
-        draft = None if refused is not None else compose(turn.focus, language, passages, evidence, verdict, snap)
-        if draft is None or not draft.citations:
+        r = self._decide(turn, query, language, passages, snap)
+        if r.decision.text is not None:
+            return self._refused(question, r, language, passages, snap)
+        verdict, wanted = self._verdict(r.situation, language, snap) if r.situation is not None else (None, [])
+        asked_missing = [r.typed.parts[i].text for i in r.missing if r.typed.parts[i].answer_type in refusal.STRICT_TYPES]
+        draft = compose(turn.focus, language, passages, r.evidence, verdict, snap, r.located, asked_missing, wanted)
+        if not draft.citations:
             # no quotable evidence at all (e.g. passages that are only a table header): say so, never
             # show an empty answer
-            text = refused or refusal.refusal_text(language)
-            return Answer(question=question, answer=text, refused=True, language=language, passages=passages)
+            empty = _Reading(r.typed, r.evidence, [], [], refusal.Decision(refusal.refusal_text(language)))
+            return self._refused(question, empty, language, passages, snap)
         return Answer(
             question=question,
             answer="\n".join(draft.lines),
             refused=False,
             verdict=draft.verdict,
+            question_info=r.typed,
+            findings=draft.findings,
+            missing=asked_missing,
+            needs=wanted,
             language=language,
             citations=enrich(draft.citations, passages, snap),
+            passages=passages,
+        )
+
+    def _refused(self, question: str, r: _Reading, language: str, passages: list[Passage], snap: Snapshot) -> Answer:
+        """A refusal; a "not stated" one shows the closest passages under "Related, but not an answer"."""
+        text, citations = r.decision.text or refusal.refusal_text(language), []
+        if r.decision.not_stated is not None and r.evidence.scored:
+            related = related_lines(language, passages, r.evidence)
+            text = "\n".join([text, *related.lines])
+            citations = enrich(related.citations, passages, snap)
+        return Answer(
+            question=question,
+            answer=text,
+            refused=True,
+            not_stated=r.decision.not_stated,
+            question_info=r.typed,
+            language=language,
+            citations=citations,
             passages=passages,
         )
 
@@ -262,18 +331,11 @@ class Advisor:
         from app.llm.citations import finalize_llm_answer
 
         t0 = time.perf_counter()
-        evidence = self._evidence(turn, query, passages, snap) if query else Evidence()
-        refused = refusal.decide(query, language, self._support(evidence, passages, language), snap.known_words)
-        if refused is not None or not passages:
-            yield Answer(
-                question=question,
-                answer=refused or refusal.refusal_text(language),
-                refused=True,
-                language=language,
-                passages=passages,
-                backend=backend,
-                latency_ms=_ms(started),
-                resolved_question=turn.query,
+        r = self._decide(turn, query, language, passages, snap)
+        if r.decision.text is not None or not passages:
+            refused = self._refused(question, r, language, passages, snap)
+            yield refused.model_copy(
+                update={"backend": backend, "latency_ms": _ms(started), "resolved_question": turn.query}
             )
             return
         partial = ""
@@ -285,7 +347,8 @@ class Advisor:
             question=question,
             answer=text,
             refused=not citations,
-            verdict=self._verdict(turn, language, snap),
+            verdict=self._verdict(r.situation, language, snap)[0] if r.situation is not None else None,
+            question_info=r.typed,
             language=language,
             citations=enrich(citations, passages, snap),
             passages=passages,
@@ -295,6 +358,21 @@ class Advisor:
             timings_ms=timings,
             resolved_question=turn.query,
         )
+
+
+@dataclass
+class _Reading:
+    typed: TypedQuestion
+    evidence: Evidence
+    located: list[Located]
+    missing: list[int]
+    decision: refusal.Decision
+    situation: Situation | None = None
+
+
+def typed_text(turn: Resolved, query: str) -> str:
+    """The words the user typed this turn: a value they already wrote is never the answer."""
+    return f"{turn.focus} {query}"
 
 
 def _ms(since: float) -> float:

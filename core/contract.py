@@ -55,6 +55,11 @@ class IndexInfo(BaseModel):
     translations_stale: list[str] = Field(
         default_factory=list, description="Translations whose original changed since they were written."
     )
+    translations_unaligned: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Stale translation id → its sections that match no section of the changed original "
+        "(not indexed; the original's own sections answer in its language).",
+    )
 
 
 class StoredChunk(BaseModel):
@@ -114,6 +119,10 @@ class Rule(BaseModel):
     reason: str = ""
     quote: str = Field(description="The verbatim Markdown row or sentence the rule comes from.")
     source: Literal["table", "statement", "strengths"] = "statement"
+    facets: dict[str, str] = Field(
+        default_factory=dict,
+        description="The condition read as situation facets (core.situation): what the rule votes through.",
+    )
 
 
 def _header(title: str, section: str) -> str:

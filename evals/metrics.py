@@ -174,6 +174,12 @@ class CaseScore(BaseModel):
     verdict: str | None = Field(None, description="The system's verdict (slurm/kubernetes/hybrid/depends) or None.")
     selection: bool = False
     followup: bool = False
+    answer_type: str | None = Field(None, description="The case's labelled answer type (its first part's).")
+    predicted_type: str | None = Field(None, description="The answer type the system read from the question.")
+    near_miss: bool = False
+    not_stated: bool = Field(False, description="The system answered that the documents do not state the value.")
+    expected_situation: dict[str, str] | None = None
+    situation: dict[str, str] | None = Field(None, description="The situation the system read (selection cases).")
 
     @property
     def stage(self) -> str | None:
@@ -186,7 +192,9 @@ class CaseScore(BaseModel):
         if not self.accurate:
             return "retrieval" if self.context_complete == 0.0 else "evidence"
         if self.expected_verdict is not None and self.verdict != self.expected_verdict:
-            return "verdict"
+            # a misread situation is a reading error; the right facets with the wrong platform, a table error
+            misread = self.expected_situation is not None and self.situation != self.expected_situation
+            return "situation" if misread else "verdict"
         return None
 
     @property
@@ -232,6 +240,12 @@ def score_case(
         verdict=answer.verdict.value if answer.verdict else None,
         selection="selection" in case.tags,
         followup=bool(case.history),
+        answer_type=case.answer_type,
+        predicted_type=answer.question_info.answer_type if answer.question_info else None,
+        near_miss="near-miss" in case.tags,
+        not_stated=answer.not_stated is not None,
+        expected_situation=case.situation,
+        situation={f: r.value for f, r in answer.verdict.situation.items()} if answer.verdict else None,
     )
     if not case.refuse:
         score.hit1, score.hit3, score.hit5 = (hit_at(docs, relevant, k) for k in (1, 3, 5))
@@ -290,6 +304,11 @@ class Summary(BaseModel):
     verdict_accuracy: float | None = Field(None, description="Selection cases whose verdict is the expected one.")
     verdict_on_factual: int = Field(0, description="Non-selection cases that got a verdict line (should be 0).")
     followup_accuracy: float | None = None
+    situation_accuracy: float | None = Field(None, description="Labelled selection cases whose facets were read right.")
+    not_stated_precision: float | None = Field(None, description="'Not stated' answers on cases that must be refused.")
+    not_stated_recall: float | None = Field(None, description="Near-miss cases answered 'not stated'.")
+    answerable_refused: int = Field(0, description="Answerable cases that were refused (should be 0).")
+    answerable_refused_rate: float | None = None
 
 
 def mean(values: Iterable[float | None]) -> float | None:
@@ -327,6 +346,13 @@ def summarize(scores: Sequence[CaseScore]) -> Summary:
         verdict_accuracy=mean(float(s.verdict == s.expected_verdict) for s in scores if s.expected_verdict),
         verdict_on_factual=sum(1 for s in scores if not s.selection and s.verdict is not None),
         followup_accuracy=mean(float(s.accurate) for s in scores if s.followup),
+        situation_accuracy=mean(
+            float(s.situation == s.expected_situation) for s in scores if s.expected_situation is not None and s.verdict
+        ),
+        not_stated_precision=mean(float(s.expected_refuse) for s in scores if s.not_stated),
+        not_stated_recall=mean(float(s.not_stated) for s in scores if s.near_miss),
+        answerable_refused=sum(1 for s in scores if not s.expected_refuse and s.refused),
+        answerable_refused_rate=mean(float(s.refused) for s in scores if not s.expected_refuse),
     )
 
 
@@ -345,9 +371,29 @@ def by_direction(scores: Sequence[CaseScore]) -> dict[str, dict[str, float | int
             "accuracy": sum(s.accurate for s in group) / len(group),
             "contexts": sum(1 for s in group if s.context_complete == 1.0) / len(group),
         }
-        for stage in ("retrieval", "evidence", "refusal", "verdict"):
+        for stage in STAGES:
             row[stage] = sum(1 for s in group if s.stage == stage)
         out[direction] = row
+    return out
+
+
+STAGES = ("retrieval", "evidence", "refusal", "situation", "verdict")
+
+
+def by_answer_type(scores: Sequence[CaseScore]) -> dict[str, dict[str, float | int]]:
+    """Per labelled answer type (a near-miss under its asked type, as 'none'): cases, accuracy, the share the
+    system typed the same way, and the failures per stage."""
+    out: dict[str, dict[str, float | int]] = {}
+    for kind in sorted({s.answer_type for s in scores if s.answer_type}):
+        group = [s for s in scores if s.answer_type == kind]
+        row: dict[str, float | int] = {
+            "cases": len(group),
+            "accuracy": sum(s.accurate for s in group) / len(group),
+            "typed": sum(1 for s in group if s.predicted_type == kind) / len(group),
+        }
+        for stage in STAGES:
+            row[stage] = sum(1 for s in group if s.stage == stage)
+        out[kind] = row
     return out
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.metrics import CaseScore, Summary, breakdown, by_direction
+from evals.metrics import STAGES, CaseScore, Summary, breakdown, by_answer_type, by_direction
 from evals.runner import SystemRun
 
 DEFAULT_SYSTEM = "hybrid (default)"
@@ -40,6 +40,10 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("verdict_accuracy", "verdict as expected (selection)"),
     ("verdict_on_factual", "verdict lines on non-selection"),
     ("followup_accuracy", "follow-up accuracy"),
+    ("situation_accuracy", "situation read right (selection)"),
+    ("not_stated_recall", "near-miss answered 'not stated'"),
+    ("not_stated_precision", "'not stated' precision"),
+    ("answerable_refused", "answerable but refused"),
     ("token_f1", "token F1 (ja-aware)"),
     ("latency_p50_ms", "latency p50"),
     ("latency_p95_ms", "latency p95"),
@@ -59,7 +63,7 @@ def fmt(key: str, value: float | int | None) -> str:
         return "n/a"
     if key.endswith("_ms"):
         return f"{value:,.0f} ms"
-    if key in ("errors", "verdict_on_factual"):
+    if key in ("errors", "verdict_on_factual", "answerable_refused"):
         return str(int(value))
     return f"{value:.3f}"
 
@@ -101,6 +105,7 @@ def to_json(runs: Sequence[SystemRun], golden: Path) -> dict[str, Any]:
                 "seconds": r.seconds,
                 "summary": r.summary.model_dump(),
                 "by_direction": by_direction(r.scores),
+                "by_answer_type": by_answer_type(r.scores),
                 "failed": [s.id for s in r.failed],
                 "cases": [s.model_dump() for s in r.scores],
             }
@@ -220,20 +225,41 @@ def markdown(runs: Sequence[SystemRun], golden: Path, chart: str | None, context
         "A translation companion counts as its original (an English question about the Japanese article is",
         "en->ja even when it is answered from the English translation). Failures by the stage that lost them.",
         "",
-        "| direction | cases | accuracy | key facts in contexts | lost: retrieval | evidence | refusal | verdict |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| direction | cases | accuracy | key facts in contexts | lost: " + " | ".join(STAGES) + " |",
+        "|---|---:|---:|---:|" + "---:|" * len(STAGES),
     ]
     lines += [
-        f"| {d} | {r['cases']} | {r['accuracy']:.3f} | {r['contexts']:.3f} | {r['retrieval']} | {r['evidence']} "
-        f"| {r['refusal']} | {r['verdict']} |"
+        f"| {d} | {r['cases']} | {r['accuracy']:.3f} | {r['contexts']:.3f} | "
+        + " | ".join(str(r[s]) for s in STAGES)
+        + " |"
         for d, r in by_direction(scores).items()
+    ]
+    lines += [
+        "",
+        f"## By answer type ({main.name})",
+        "",
+        "The case's labelled type (a near-miss question counts as 'none'); 'typed' is the share the advisor",
+        "read as that type. Failures by the stage that lost them.",
+        "",
+        "| answer type | cases | accuracy | typed | lost: " + " | ".join(STAGES) + " |",
+        "|---|---:|---:|---:|" + "---:|" * len(STAGES),
+    ]
+    lines += [
+        f"| {k} | {r['cases']} | {r['accuracy']:.3f} | {r['typed']:.2f} | "
+        + " | ".join(str(r[s]) for s in STAGES)
+        + " |"
+        for k, r in by_answer_type(scores).items()
     ]
     summ = main.summary
     lines += [
         "",
         f"Verdicts: expected verdict on {fmt('accuracy', summ.verdict_accuracy)} of labelled selection cases; "
         f"verdict lines on non-selection questions: {summ.verdict_on_factual}; "
-        f"follow-ups right: {fmt('accuracy', summ.followup_accuracy)}.",
+        f"follow-ups right: {fmt('accuracy', summ.followup_accuracy)}; "
+        f"situations read right: {fmt('accuracy', summ.situation_accuracy)}. "
+        f"Near-miss questions answered 'not stated': {fmt('accuracy', summ.not_stated_recall)} "
+        f"(precision {fmt('accuracy', summ.not_stated_precision)}); answerable questions refused: "
+        f"{summ.answerable_refused} ({fmt('accuracy', summ.answerable_refused_rate)}).",
         "",
     ]
     for run in [main, *(r for r in runs if r is not main)]:

@@ -8,8 +8,10 @@ Three shapes of text state a rule:
 - a strengths list: the items under "Kubernetesの強み" / "Strengths of Slurm".
 A sentence that gives training to Slurm and inference to Kubernetes states the hybrid.
 
-Rules are stored with their chunk (``StoredChunk.rules``, JSON), so an incremental ingest rebuilds
-exactly the rules of the documents that changed.
+Each rule's condition is read into situation facets with the same reader the app uses on questions
+(``core.situation``), so a verdict is a table over facets. Rules are stored with their chunk
+(``StoredChunk.rules``, JSON), so an incremental ingest rebuilds exactly the rules of the documents that
+changed.
 
 Deliberately left out: matching a situation to rules (``app.advice.verdict``) and any rule written in code:
 everything here is read from the documents.
@@ -25,6 +27,7 @@ import re
 from collections.abc import Sequence
 
 from core.contract import Rule
+from core.situation import read, role_split
 from core.units import Unit, split_units
 
 PLATFORM_NAMES = {"slurm": re.compile(r"slurm", re.I), "kubernetes": re.compile(r"kubernetes|k8s", re.I)}
@@ -53,8 +56,6 @@ _EN_THEN_IF = re.compile(
     rf"\b(?:choose|use|pick|consider|go with)\s+(?P<p>{_P})\b[^.]*?\b(?:if|when|for)\s+(?P<cond>.{{6,}})", re.I
 )
 _STRENGTHS = re.compile(rf"(?P<p>{_P})\s*(?:の強み|'s strengths)|strengths of\s+(?P<q>{_P})", re.I)
-_TRAIN = re.compile(r"学習|training|train", re.I)
-_SERVE = re.compile(r"推論|inference|serving|serve", re.I)
 
 
 def platform_of(text: str) -> str | None:
@@ -82,23 +83,10 @@ def _table_rule(unit: Unit) -> tuple[str, str, str] | None:
     return (verdict, condition, reason) if condition else None
 
 
-def _hybrid(text: str) -> bool:
-    """Training on Slurm and inference on Kubernetes, in one sentence (either order)."""
-    slurm, k8s = PLATFORM_NAMES["slurm"].search(text), PLATFORM_NAMES["kubernetes"].search(text)
-    if not (slurm and k8s):
-        return False
-    before_slurm, before_k8s = (
-        text[: slurm.start()],
-        text[slurm.end() : k8s.start()] if slurm.start() < k8s.start() else "",
-    )
-    # the training word sits in the clause of Slurm, the serving word in the clause of Kubernetes
-    return bool(_TRAIN.search(before_slurm[-30:] + text[slurm.end() : slurm.end() + 20]) and _SERVE.search(before_k8s))
-
-
 def _statement_rule(unit: Unit) -> tuple[str, str] | None:
     """(verdict, condition) of a conditional recommendation sentence or list item."""
     text = unit.text.strip()
-    if _hybrid(text):
+    if role_split(text):
         return "hybrid", text
     for rx in (_JA_IF, _EN_IF, _EN_THEN_IF):
         m = rx.search(text)
@@ -146,6 +134,7 @@ def extract_rules(text: str, chunk_id: str, doc_id: str, section: str, language:
                 reason=reason,
                 quote=unit.quote,
                 source=source,
+                facets=read(condition).values(),
             )
         )
     return rules

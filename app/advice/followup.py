@@ -19,7 +19,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 _CUE = re.compile(
-    r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that|in that case)\b"
+    r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that|in that case|what if|suppose"
+    r"|ok,? but|update:?|now|would the answer|does that change|same answer)\b"
+    r"|^\s*(ただ|でも|やっぱり|もし|上から)|(したら|なら|だったら|言われたら|としたら)[？?]?\s*$"
     r"|\b(it|its|it's|they|them|their|that one|this one|those|these|the other|the former|the latter|the same)\b"
     r"|^\s*(それ|その|では|じゃあ|では、|ちなみに|また|あと|一方|逆に|他方|そっち|こっち|あっち)"
     r"|(それ|その|そちら|こちら|あちら|前者|後者|同じ|そっち|場合は[？?]?$)",
@@ -39,6 +41,7 @@ _PLATFORMS = {
 class Resolved:
     focus: str  # the new turn: what the answer is about
     context: str  # the earlier question it leans on, with replaced names removed ("" when it stands alone)
+    earlier: tuple[str, ...] = ()  # the earlier user questions, oldest first, when the turn leans on them
 
     @property
     def query(self) -> str:
@@ -80,7 +83,7 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
     for earlier in previous_questions:
         context = _join(context, earlier, names)
     if context and is_followup(question):
-        return Resolved(question.strip(), _without_replaced(context, question, names))
+        return Resolved(question.strip(), _without_replaced(context, question, names), tuple(previous_questions))
     return Resolved(question.strip(), "")
 
 

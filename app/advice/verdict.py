@@ -1,17 +1,15 @@
-"""The platform verdict, as data: a situation is matched to the decision rules the corpus states.
-
-Rules come from ingest (``ingest.rules``): recommendation-table rows, conditional statements and
-strengths lists, each with its verbatim quote. A situation (a selection question, a follow-up, or a
-questionnaire answer) is matched to rule conditions by word overlap (glossary-expanded, both ways) and
-by the embedder's similarity, standardised over the rules of one language so that a Japanese situation
-can match English rules and the reverse. The verdict is ``slurm``, ``kubernetes``, ``hybrid`` (train on
-Slurm, serve on Kubernetes) or ``depends``, with the rules behind it and what would change it.
+"""The platform verdict, as data: the user's situation read into facets, decided by the documents' rules.
 
 Only a selection question ("which…", "should we…", 向いている, どちらを…) gets a verdict; a factual or
-how-to question never does.
+how-to question never does. The situation is read with the same reader ingest used on the rules'
+conditions (``core.situation``); the verdict table (``app.advice.table``) combines the stated facets'
+votes; this module turns the outcome into a ``Verdict`` in the question's language: what was read
+("Read as: on-prem · training only"), each facet's vote with its rule, the facet that decides a
+``depends``, and what would change it. It depends on the situation and the rule set only, never on which
+passages ranked first, so it is the same with or without a translation companion indexed.
 
-Deliberately left out: quoting and numbering (``app.answer.compose`` cites each matched rule's quote) and any
-verdict written in code: every verdict is a rule read from the documents.
+Deliberately left out: quoting and numbering (``app.answer.compose`` cites each vote's rule) and any
+verdict written in code: every vote is a rule read from the documents.
 
     >>> is_selection_question("Which platform suits on-prem training?"), is_selection_question("How do I submit a job?")
     (True, False)
@@ -20,11 +18,12 @@ verdict written in code: every verdict is a rule read from the documents.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from app.models import MatchedRule, Verdict
-from core.contract import Rule, VerdictValue
-from core.text import content_tokens
+from app.advice.table import combine, what_would_change
+from app.models import Change, FacetReading, Verdict, Vote
+from core.contract import Rule
+from core.situation import Reading, Situation, facets
 from ingest.rules import PLATFORM_NAMES
 
 _SELECTION = re.compile(
@@ -42,67 +41,6 @@ _SELECTION = re.compile(
     r"|(hybrid|ハイブリッド)[^？?]{0,40}(アリ|あり|good idea|make sense|worth|recommended|いい|良い)",
     re.IGNORECASE,
 )
-# The team wants one platform for everything: splitting training and serving across two is not an answer.
-_ONE_PLATFORM = re.compile(
-    r"same (infrastructure|platform|cluster|stack)|one platform|single platform|同じ基盤|同一基盤|同じプラットフォーム"
-    r"|一つの基盤|1つの基盤|一元化|まとめて",
-    re.I,
-)
-_TRAIN = re.compile(r"学習|トレーニング|training|train\b|pre-?train", re.I)
-_SERVE = re.compile(
-    r"推論|サービング|ホスティング|inference|serving|serve\b|host(ing)? (the |our |trained )*models?|deploy the model"
-    r"|model deployment",
-    re.I,
-)
-
-# Words of the choice itself, not of the situation: "which platform suits…", "どちらが向いて…", the platforms.
-_CHOICE_WORDS = frozenset(
-    [
-        "platform",
-        "platforms",
-        "choose",
-        "choice",
-        "chose",
-        "suit",
-        "suits",
-        "suited",
-        "suitable",
-        "recommend",
-        "recommendation",
-        "better",
-        "best",
-        "use",
-        "pick",
-        "fit",
-        "fits",
-        "option",
-        "should",
-        "prefer",
-        "team",
-        "our",
-        "we",
-        "slurm",
-        "kubernetes",
-        "k8s",
-        "w:プラットフォーム",
-        "w:選ぶ",
-        "w:向く",
-        "w:適する",
-        "w:おすすめ",
-        "w:推奨",
-        "w:良い",
-        "w:どちら",
-        "w:チーム",
-    ]
-)
-# A strengths list says what a platform is good at, not for whom: it counts less than a stated situation.
-SOURCE_WEIGHT = {"table": 1.0, "statement": 1.0, "strengths": 0.7}
-MATCH_FLOOR = 0.3  # a rule below this match is not the situation's
-PART_FLOOR = 0.35  # a clause of the situation must match a rule this well to add it
-NEAR_BEST = 0.75  # rules within this share of the best match count as matched too
-DENSE_WEIGHT = 0.12  # per standard deviation of the embedder's similarity above the rules' mean
-
-
 _BOTH = tuple(PLATFORM_NAMES.values())
 _EITHER = re.compile(r"\bor\b|どっち(?!も)|どちら(?!も)", re.I)
 # The two sides of a choice: "PMIxとPMI-2のどっち", "between PMIx and PMI-2", "PMIx or PMI-2".
@@ -117,26 +55,35 @@ _HOW_MUCH = re.compile(
 )
 
 
-def is_selection_question(question: str) -> bool:
+# Asking for advice on a stated situation: a selection question when the question states one ("…our own
+# racks and a tiny ops crew. How should we set it up?", "…thoughts?", "これから当たり前になりますか？").
+_ADVICE = re.compile(
+    r"\bthoughts\b|\bwhat (would|do) you (suggest|recommend|think)|\bhow should (we|i) (set|build|structure|organi[sz]e|run|do)"
+    r"|\bwhich way\b|\bwhat (fits|suits|works)\b|\bwhat (then|now)\b|\bwhat if\b|\bsame answer\b|\bchange (the answer|things)\b"
+    r"|\bthe (norm|standard|normal way)\b|\bbecome (the )?(norm|standard|mainstream)\b|\btrend\b|\bany advice\b"
+    r"|どう(組|構成|す(る|れば|べき)|し(たら|ますか))|どちらが(現実的|合|ベター|無難|妥当)|どっちが(現実的|合)|当たり前|主流|標準|スタンダード"
+    r"|(したら|なら|だったら|言われたら|場合は)[？?]?\s*$|変わりますか|同じ答え",
+    re.IGNORECASE,
+)
+
+
+def is_selection_question(question: str, situated: bool = False) -> bool:
     """Does the user ask which platform to choose (rather than a factual or how-to question)?
 
     Choice wording decides ("which platform…", "should we…", 向いている, どちらを…); naming both
-    platforms with "or" / どっち counts too, unless the question asks how much they differ.
+    platforms with "or" / どっち counts too, unless the question asks how much they differ. When the
+    question states a situation (``situated``: the reader found facets), asking for advice on it counts
+    too ("thoughts?", "how should we set it up?", "どう組むのがいい？").
     """
     sides = _SIDES.search(question)
     if sides:
         named = [g for g in sides.groups() if g]
         if named and not any(_PLATFORM_WORD.search(side) for side in named):
             return False  # a choice between two other things (PMIx or PMI-2) is not a platform choice
-    if _SELECTION.search(question):
+    if _SELECTION.search(question) or (situated and _ADVICE.search(question)):
         return True
     both = all(p.search(question) for p in _BOTH)
     return both and bool(_EITHER.search(question)) and not _HOW_MUCH.search(question)
-
-
-def wants_both(situation: str) -> bool:
-    """The situation covers training and serving: the case the hybrid (and its conflicts) are about."""
-    return bool(_TRAIN.search(situation) and _SERVE.search(situation))
 
 
 def one_version(rules: Sequence[Rule], language: str, translated: Mapping[str, str]) -> list[Rule]:
@@ -155,92 +102,67 @@ def one_version(rules: Sequence[Rule], language: str, translated: Mapping[str, s
     return keep
 
 
-def _overlap(a: Sequence[str], b: set[str], idf: Mapping[str, float]) -> float:
-    """IDF-weighted share of ``a``'s distinct tokens that ``b`` has."""
-    tokens = list(dict.fromkeys(a))
-    total = sum(idf.get(t, 1.0) for t in tokens)
-    return sum(idf.get(t, 1.0) for t in tokens if t in b) / total if total else 0.0
+PLATFORM_LABELS = {
+    "en": {"slurm": "Slurm", "kubernetes": "Kubernetes", "hybrid": "hybrid — train on Slurm, serve on Kubernetes", "depends": "it depends"},
+    "ja": {"slurm": "Slurm", "kubernetes": "Kubernetes", "hybrid": "ハイブリッド（学習はSlurm、推論はKubernetes）", "depends": "条件によります"},
+}
 
 
-def match(
-    situation: str,
-    rules: Sequence[Rule],
-    expand: Callable[[str], str],
-    idf: Mapping[str, float],
-    similarity: Mapping[str, float] | None = None,
-) -> list[MatchedRule]:
-    """Every rule scored against ``situation`` (0..1), best first.
-
-    Word overlap counts both ways (how much of the rule's condition the situation states, and how much of
-    the situation the condition covers); ``similarity`` (rule id → embedder cosine) adds its standardised
-    value, which carries matches across languages and paraphrases.
-    """
-    mine = {t for t in content_tokens(expand(situation)) if t not in _CHOICE_WORDS}
-    sims = similarity or {}
-    values = [sims[r.id] for r in rules if r.id in sims]
-    mean = sum(values) / len(values) if values else 0.0
-    spread = (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5 if values else 0.0
-    own = [t for t in content_tokens(situation) if t not in _CHOICE_WORDS]
-    out = []
-    for r in rules:
-        theirs = [t for t in content_tokens(expand(r.condition)) if t not in _CHOICE_WORDS]
-        condition = [t for t in content_tokens(r.condition) if t not in _CHOICE_WORDS]
-        lexical = 0.5 * _overlap(condition, mine, idf) + 0.5 * _overlap(own, set(theirs), idf)
-        dense = DENSE_WEIGHT * (sims[r.id] - mean) / spread if r.id in sims and spread > 1e-9 else 0.0
-        score = (lexical + dense) * SOURCE_WEIGHT.get(r.source, 1.0)
-        out.append(MatchedRule(rule=r, score=round(max(0.0, min(1.0, score)), 4)))
-    return sorted(out, key=lambda m: -m.score)
+def platform_label(value: str, language: str) -> str:
+    return PLATFORM_LABELS["ja" if language == "ja" else "en"][value]
 
 
-# Where one situation ends and another begins: "multi-week pretraining, but also inference that scales out".
-_CLAUSE = re.compile(
-    r"(?<=[.!?。！？])\s*|,?\s+\b(?:but|however|while|whereas|and then|then)\b\s*|、?(?:でも|しかし|ただし|けど|けれど)、?"
-)
+def build_verdict(situation: Situation, rules: Sequence[Rule], language: str) -> Verdict | None:
+    """The verdict for a read situation under the rules (one version each, in the question's language);
+    None when no stated facet decides anything (the answer then asks for the deciding facts)."""
+    values = situation.values()
+    outcome = combine(values, rules)
+    if outcome.value is None:
+        return None
+    defs = facets()
+    lang = "ja" if language == "ja" else "en"
+    read = {
+        f: FacetReading(value=r.value, span=r.span, negated=r.negated, label=defs.label(f, r.value, lang))
+        for f, r in situation.readings.items()
+    }
+    votes = [
+        Vote(facet=f, value=values[f], label=read[f].label, platform=rule.verdict, rule=rule)
+        for f in defs.order
+        for rule in _one_per_platform(outcome.votes.get(f, []))
+    ]
+    flips = what_would_change(values, rules)
+    changes = [
+        Change(facet=c.facet, value=c.value, condition=defs.values[c.facet][c.value].change[lang], verdict=c.verdict)
+        for c in flips
+    ]
+    return Verdict(
+        value=outcome.value,
+        situation=read,
+        read_as=[read[f].label for f in defs.order if f in read],
+        votes=votes,
+        deciding=outcome.deciding,
+        deciding_label=defs.facet_label(outcome.deciding, lang) if outcome.deciding else "",
+        change_detail=changes,
+        changes=[f"{c.condition} → {platform_label(c.verdict, lang)}" for c in changes],
+    )
 
 
-def situation_parts(text: str) -> list[str]:
-    """The clauses of a situation that could each match a different rule (at least three words)."""
-    parts = [p.strip(" ,、") for p in _CLAUSE.split(text) if p and p.strip(" ,、")]
-    parts = [p for p in parts if len(content_tokens(p)) >= 3]
-    return parts or [text]
+def _one_per_platform(rules: Sequence[Rule]) -> list[Rule]:
+    """A facet's vote cites one rule per platform it votes for (a table row before a summary point)."""
+    order = {"table": 0, "statement": 1, "strengths": 2}
+    seen: dict[str, Rule] = {}
+    for rule in sorted(rules, key=lambda r: order.get(r.source, 3)):
+        seen.setdefault(rule.verdict, rule)
+    return list(seen.values())
 
 
-def near_best(scored: Sequence[MatchedRule]) -> list[MatchedRule]:
-    """The rules that match: above MATCH_FLOOR and within NEAR_BEST of the best match."""
-    best = scored[0].score if scored else 0.0
-    return [m for m in scored if m.score >= MATCH_FLOOR and m.score >= NEAR_BEST * best]
+def needs(situation: Situation, language: str) -> list[str]:
+    """The deciding facts a selection question did not state, as human labels (what to ask the user)."""
+    defs = facets()
+    lang = "ja" if language == "ja" else "en"
+    return [defs.facet_label(f, lang) for f in defs.order if f not in situation.readings]
 
 
-def decide(scored: Sequence[MatchedRule], situation: str, parts: Sequence[Sequence[MatchedRule]] = ()) -> Verdict:
-    """The verdict from the rules that match the situation (``scored`` best first). ``parts`` are the
-    scorings of the situation's clauses: each clause's own matches count, so a training clause and a
-    serving clause can each find their rule."""
-    matched = near_best(scored)
-    for part in parts:
-        # a clause is short: one shared word ("cluster") is no match, so its rules must match clearly
-        strong = [m for m in near_best(part) if m.score >= PART_FLOOR]
-        matched.extend(m for m in strong if all(m.rule.id != x.rule.id for x in matched))
-    matched.sort(key=lambda m: -m.score)
-    if not matched:
-        return Verdict(value="depends", rules=list(scored[:2]), changes=[])
-    weight: dict[str, float] = {}
-    for m in matched:
-        # the best match per platform: the same rule stated twice (a table row and a summary point) is one vote
-        weight[m.rule.verdict] = max(weight.get(m.rule.verdict, 0.0), m.score)
-    slurm, k8s, hybrid = weight.get("slurm", 0.0), weight.get("kubernetes", 0.0), weight.get("hybrid", 0.0)
-    value: VerdictValue
-    if hybrid and (hybrid >= max(slurm, k8s) or wants_both(situation)):
-        value = "hybrid"
-    elif slurm and k8s:
-        # matched rules that disagree (each within NEAR_BEST of the best): both sides hold for this situation
-        value = "hybrid" if wants_both(situation) else "depends"
-    else:
-        value = "slurm" if slurm > k8s else "kubernetes"
-    if value == "hybrid" and _ONE_PLATFORM.search(situation):
-        # one platform for training and serving: the rule that covers both on one platform decides
-        single = [m for m in matched if m.rule.verdict != "hybrid"]
-        both = [m for m in single if wants_both(m.rule.condition)]
-        value = (both or single)[0].rule.verdict if single else value
-    backing = [m for m in matched if m.rule.verdict == value or value in ("depends", "hybrid")]
-    others = [m for m in scored if m.rule.verdict not in (value, "hybrid") and m not in backing][:2]
-    return Verdict(value=value, rules=backing[:4], changes=[f"{m.rule.condition} → {m.rule.verdict}" for m in others])
+def situation_of(values: Mapping[str, str]) -> Situation:
+    """A situation given as facet values (the questionnaire): no words were read, so no spans."""
+    return Situation({f: Reading(f, v, "") for f, v in values.items()})

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.answer.evidence import HEADING_ROWS, Evidence, ScoredUnit, Unit, code_after, followers, is_table_separator
-from app.models import Citation, Passage, Verdict
+from app.answer.locate import Located
+from app.answer.verdict_lines import cite_votes, verdict_lines
+from app.models import Citation, Finding, Passage, Verdict
 from app.retrieval.companions import original_units
 from app.retrieval.snapshot import Snapshot
 from core.contract import StoredChunk
 from core.text import content_tokens
+from core.units import code_language, code_window
 
 # "How do I …?" wants the command: such questions get the example that follows a quoted sentence.
 _HOWTO = re.compile(
@@ -83,6 +86,7 @@ class Draft:
     lines: list[str]
     citations: list[Citation]
     verdict: Verdict | None
+    findings: list[Finding] = field(default_factory=list)
 
 
 def _citation(source: Passage | StoredChunk, n: int) -> Citation:
@@ -178,23 +182,43 @@ def compose(
     evidence: Evidence,
     verdict: Verdict | None = None,
     snap: Snapshot | None = None,
+    located: Sequence[Located] = (),
+    missing: Sequence[str] = (),
+    needs: Sequence[str] = (),
 ) -> Draft:
     """Build the answer lines from scored units (assumes the caller decided not to refuse).
 
-    A verdict opens the answer, citing the quote of each rule behind it; then the best units, quoted
-    with their citation numbers. Lead-ins bring along what they announce (from ``evidence.units``)."""
+    A verdict opens the answer, citing the quote of each rule behind it. A typed question opens with the
+    values found (``located``), each cited, and says which of its parts no document answers (``missing``);
+    their units are quoted first, the value in bold (a code line with its neighbours, marked as from the
+    block). Then the best other units, quoted with their citation numbers. Lead-ins bring along what they
+    announce (from ``evidence.units``)."""
     numbering = _Numbering()
     lines: list[str] = []
+    ja = language == "ja"
     if verdict is not None:
-        verdict = _cite_verdict(verdict, numbering, passages, snap)
-        lines.append(verdict_line(verdict, language))
-        verdict = verdict.model_copy(update={"summary": lines[-1].replace("**", "")})
-    chosen = select_units(evidence.scored, units=evidence.units)
+        verdict = cite_votes(verdict, lambda chunk_id: _source(chunk_id, passages, snap), numbering.cite)
+        shown = verdict_lines(verdict, language)
+        lines.extend(shown)
+        verdict = verdict.model_copy(update={"summary": shown[0].replace("**", "")})
+    if needs:
+        lines.append(needs_line(needs, language))
+    findings = [_cite_finding(loc, numbering, passages, evidence.units) for loc in located]
+    if findings:
+        lines.append(direct_line(findings, language))
+    if missing:
+        lines.append(missing_line(missing, language))
+    value_units = list(dict.fromkeys(loc.unit for loc in located))
+    rest = [s for s in evidence.scored if s.unit not in value_units]
+    chosen = select_units(rest, limit=max(MAX_UNITS - len(value_units), 2), units=evidence.units)
     scores = {s.unit: s.score for s in evidence.scored}
     ordered, attached = attach_followers(chosen[: MAX_UNITS + 1], evidence.units, is_howto_question(question), scores)
-    ja = language == "ja"
-    if ordered:
+    if ordered or value_units:
         lines.append("ナレッジベースの該当箇所:" if ja else "From the knowledge base:")
+    for unit in value_units:
+        spans = [loc.span.text for loc in located if loc.unit == unit]
+        n = numbering.cite(passages[unit.passage], [unit_quote(unit, evidence.units)])
+        lines.extend(_value_lines(unit, spans, n, evidence.units, language))
     for s in ordered:
         p = passages[s.unit.passage]
         n = numbering.cite(p, [u.quote for u in [s.unit, *attached.get(s.unit, [])]])
@@ -211,60 +235,14 @@ def compose(
             if original:
                 label = "原文" if ja else "Original"
                 lines.append(f"  - {label}: " + " / ".join(u.text for u in original))
-    return Draft(lines, numbering.citations(), verdict)
+    return Draft(lines, numbering.citations(), verdict, findings)
 
 
-_LABELS = {
-    "en": {
-        "slurm": "Slurm",
-        "kubernetes": "Kubernetes",
-        "hybrid": "hybrid — train on Slurm, serve on Kubernetes",
-        "depends": "it depends",
-    },
-    "ja": {
-        "slurm": "Slurm",
-        "kubernetes": "Kubernetes",
-        "hybrid": "ハイブリッド（学習はSlurm、推論はKubernetes）",
-        "depends": "条件によります",
-    },
-}
-
-
-def _cite_verdict(
-    verdict: Verdict, numbering: _Numbering, passages: Sequence[Passage], snap: Snapshot | None
-) -> Verdict:
-    """Number the quote of every rule behind the verdict (from the passages or the index)."""
-    by_chunk = {p.chunk_id: p for p in passages}
-    rules = []
-    for m in verdict.rules:
-        source: Passage | StoredChunk | None = by_chunk.get(m.rule.chunk_id)
-        if source is None and snap is not None:
-            source = snap.chunks.get(m.rule.chunk_id)
-        n = numbering.cite(source, [m.rule.quote]) if source is not None else None
-        rules.append(m.model_copy(update={"n": n}))
-    return verdict.model_copy(update={"rules": rules})
-
-
-def verdict_line(verdict: Verdict, language: str) -> str:
-    """The one-line verdict, rendered from the structure: the value, then each rule's condition → platform."""
-    labels = _LABELS["ja" if language == "ja" else "en"]
-    head = f"**{'判定' if language == 'ja' else 'Verdict'}: {labels[verdict.value]}**"
-    parts = []
-    for m in sorted(verdict.rules, key=lambda m: m.n or 0):
-        marker = f" [{m.n}]" if m.n else ""
-        parts.append(f"{_short(m.rule.condition)} → {labels[m.rule.verdict]}{marker}")
-    if not parts and verdict.value == "depends":
-        parts.append(
-            "資料はこの状況に当てはまる推奨を明示していません"
-            if language == "ja"
-            else "the documents state no recommendation for this situation"
-        )
-    line = head + (" — " + " / ".join(parts) if parts else "")
-    return line
-
-
-def _short(text: str, limit: int = 110) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _source(chunk_id: str, passages: Sequence[Passage], snap: Snapshot | None) -> Passage | StoredChunk | None:
+    """Where a rule's quote is cited from: a retrieved passage, else the index (a verdict never depends on
+    what ranked)."""
+    found = next((p for p in passages if p.chunk_id == chunk_id), None)
+    return found if found is not None or snap is None else snap.chunks.get(chunk_id)
 
 
 def _nested(units: Sequence[Unit]) -> list[str]:
@@ -276,3 +254,68 @@ def _nested(units: Sequence[Unit]) -> list[str]:
         else:
             out.append(f"  - {u.text}")
     return out
+
+
+def unit_quote(unit: Unit, units: Sequence[Unit]) -> str:
+    """The verbatim quote of a unit: a code line with the lines around it (never the whole block)."""
+    return code_window(unit, units) if unit.kind == "code_line" else unit.quote
+
+
+def _cite_finding(loc: Located, numbering: _Numbering, passages: Sequence[Passage], units: Sequence[Unit]) -> Finding:
+    n = numbering.cite(passages[loc.unit.passage], [unit_quote(loc.unit, units)])
+    return Finding(part=loc.part, value=loc.span.text, answer_type=loc.answer_type, n=n)
+
+
+def direct_line(findings: Sequence[Finding], language: str) -> str:
+    """The direct answer: each value in bold with its citation, parts in order ("**v1beta2** [1]; **topologyName** [2]")."""
+    label = "回答" if language == "ja" else "Answer"
+    shown = list(dict.fromkeys(f"**{f.value}** [{f.n}]" for f in sorted(findings, key=lambda f: (f.part, f.n))))
+    return f"**{label}:** " + "; ".join(shown)
+
+
+def needs_line(needs: Sequence[str], language: str) -> str:
+    """A selection question that states no deciding fact: ask for the facts the documents' rules decide on."""
+    if language == "ja":
+        return "**判定には状況が必要です:** 次の点を教えてください — " + "、".join(needs)
+    return "**To recommend a platform I need your situation:** tell me about " + ", ".join(needs)
+
+
+def missing_line(asked: Sequence[str], language: str) -> str:
+    """A part of the question that no document answers, said as plainly as the values found."""
+    parts = " / ".join(a.strip().rstrip("?？") for a in asked)
+    if language == "ja":
+        return f"**資料に記載なし:** 「{parts}」"
+    return f"**Not stated in the documents:** “{parts}”"
+
+
+def _value_lines(unit: Unit, spans: Sequence[str], n: int, units: Sequence[Unit], language: str) -> list[str]:
+    """A value's unit as quoted lines: prose with the value in bold, or a code window marked as from its block."""
+    if unit.kind == "code_line":
+        label = "コード例より" if language == "ja" else "From the code example"
+        window = code_window(unit, units)
+        lang = code_language(unit)
+        return [f"- {label} [{n}]:", f"  ```{lang}", *("  " + line for line in window.splitlines()), "  ```"]
+    text = unit.text
+    for span in sorted(set(spans), key=len, reverse=True):
+        text = text.replace(span, f"**{span}**", 1) if f"**{span}**" not in text else text
+    return [f"- {text} [{n}]"]
+
+
+RELATED = 3  # passages a not-stated answer shows as related (never as the answer)
+
+
+def related_lines(language: str, passages: Sequence[Passage], evidence: Evidence) -> Draft:
+    """Under a "not stated" line: the closest passages' best sentences, labelled as not an answer."""
+    numbering = _Numbering()
+    best: dict[int, ScoredUnit] = {}
+    for s in evidence.scored:
+        if s.unit.kind in ("code", "code_line", "heading"):
+            continue
+        if s.unit.passage not in best or s.score > best[s.unit.passage].score:
+            best[s.unit.passage] = s
+    top = sorted(best.values(), key=lambda s: -s.score)[:RELATED]
+    lines = ["関連する記述（回答ではありません）:" if language == "ja" else "Related, but not an answer:"] if top else []
+    for s in top:
+        n = numbering.cite(passages[s.unit.passage], [s.unit.quote])
+        lines.append(f"- {s.unit.text} [{n}]")
+    return Draft(lines, numbering.citations(), None)

@@ -73,8 +73,9 @@ def code_after(unit: Unit, units: Sequence[Unit]) -> Unit | None:
 
 
 def _next_block(unit: Unit, units: Sequence[Unit]) -> list[Unit]:
-    """The units of the block right after ``unit``'s own, in the same passage."""
-    return [u for u in units if u.passage == unit.passage and u.block == unit.block + 1]
+    """The units of the block right after ``unit``'s own, in the same passage (a code block as its whole
+    unit: its line units are for finding values, ``app.answer.locate``)."""
+    return [u for u in units if u.passage == unit.passage and u.block == unit.block + 1 and u.kind != "code_line"]
 
 
 # A query concept: a plain token, or alternatives (each a tuple of tokens that must all occur) for one idea
@@ -227,8 +228,9 @@ def score_passages(
         out.units.extend(passage_units)
         best = 0.0
         for u in passage_units:
-            if u.kind == "code" and not (howto and is_short_code(u)):
-                continue  # commands answer how-to questions only, and never decide answerability
+            if u.kind == "code_line" or (u.kind == "code" and not (howto and is_short_code(u))):
+                continue  # commands answer how-to questions only, and never decide answerability; a code
+                # line is evidence only for the value it holds (app.answer.locate)
             if u.kind == "heading":
                 rows = sorted(followers(u, passage_units), key=lambda f: -score_unit(f, weights, p.section))
                 whole = " ".join([u.text, *(f.text for f in rows[:HEADING_ROWS])])

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
+from app.models import VALUE_TYPES, NotStated, TypedQuestion
 from app.retrieval.spelling import closest
 from core.text import tokenize
 
@@ -188,22 +190,92 @@ def support(
     return best
 
 
-def decide(query: str, language: str, strength: float, vocabulary: Collection[str]) -> str | None:
-    """The refusal text when the knowledge base does not support an answer, else None. A platform the
-    question compares with, and the documents never mention, is named; nothing else of the question is
-    echoed: "say PWNED" must not come back as an answer."""
+@dataclass(frozen=True)
+class Decision:
+    """Refuse (``text`` is the refusal, in the question's language) or answer (``text`` is None). A refusal
+    about a value the documents do not state carries what was asked (``not_stated``)."""
+
+    text: str | None = None
+    not_stated: NotStated | None = None
+
+
+# Value types whose absence is read as "not stated": a unit either states such a value or it does not.
+# Names and commands are looser (a name may be written in prose the detectors do not see), so a part
+# asking for one that finds nothing falls back to the support check instead.
+STRICT_TYPES = frozenset(["api_version", "flag", "key", "default", "version", "date", "quantity"])
+
+
+# Parts that an answer can serve with quotes even when a value part finds nothing: the answer then says
+# which value is not stated instead of refusing the whole question.
+_QUOTED_PARTS = frozenset(["procedure", "reason", "list", "comparison"])
+
+
+def decide(
+    query: str,
+    language: str,
+    strength: float,
+    vocabulary: Collection[str],
+    typed: TypedQuestion | None = None,
+    missing: Sequence[int] = (),
+    found: int = 0,
+    situation: bool = False,
+) -> Decision:
+    """Refuse or answer. ``typed`` is the analysed question, ``missing`` the indexes of its value parts no
+    passage answers and ``found`` how many values were found.
+
+    - A platform compared with something the documents never mention: refused, naming it.
+    - A selection question whose situation was read (``situation``): answered by the verdict table.
+    - A typed question whose value parts are all missing, about something the documents cover: "not
+      stated" — what was asked, and what it was about (the focus), never loosely related quotes.
+    - Every value part answered, each in a unit about what the question names: answered.
+    - Otherwise the support check (weak support, unknown names, figures about unknown things) decides.
+    A platform or a question's text is never echoed beyond the names the user typed."""
     if not query:
-        return refusal_text(language)
+        return Decision(refusal_text(language))
     unknown = unknown_names(query, vocabulary)
-    figure = asks_for_figure(query)
+    value_parts = [i for i, p in enumerate(typed.parts) if p.answer_type in VALUE_TYPES] if typed else []
+    figure = asks_for_figure(query) or bool(value_parts)
     if figure:
         unknown = [*unknown, *unknown_measures(query, vocabulary)]
     compared = compared_unknowns(query, unknown)
     if len(unknown) >= 2 and _CHOICE.search(query):
         compared = list(unknown)  # a choice between things the documents never mention
+    if compared:
+        return Decision(refusal_text(language, as_written(query, compared)))
+    if situation:
+        return Decision()  # a platform choice for a situation the reader understood: the verdict table answers it
+    if typed is not None and value_parts:
+        strict_missing = [i for i in missing if typed.parts[i].answer_type in STRICT_TYPES]
+        quoted = any(p.answer_type in _QUOTED_PARTS for p in typed.parts)
+        subject = bool(typed.focus) or any(typed.parts[i].attribute for i in value_parts)  # "how many?" asks nothing
+        if len(strict_missing) == len(value_parts) and subject and not quoted and _focus_known(typed, vocabulary):
+            asked = "; ".join(typed.parts[i].text for i in strict_missing)
+            stated = NotStated(asked=asked, focus=typed.focus)
+            return Decision(not_stated_text(language, stated), stated)
+        if found and not missing:
+            # every value asked was found in a unit about what the question names (app.answer.locate): a
+            # word of the question the documents do not use ("Docker Hub", "1.17") was incidental
+            return Decision()
     if not should_refuse(strength, unknown, compared, figure):
-        return None
-    return refusal_text(language, as_written(query, compared))
+        return Decision()
+    return Decision(refusal_text(language, as_written(query, compared)))
+
+
+def _focus_known(typed: TypedQuestion, vocabulary: Collection[str]) -> bool:
+    """The question is about something the documents cover: one of its focus entities is in them, or it
+    names none (its words are the documents' words; a name they never use is refused as unknown)."""
+    entities = [e for e in typed.focus.split(" · ") if e]
+    return not entities or any(all(t in vocabulary for t in tokenize(e) if not t.isdigit()) for e in entities)
+
+
+def not_stated_text(language: str, stated: NotStated) -> str:
+    """The first line of a not-stated answer: what the documents do not state, in the question's language."""
+    asked = stated.asked.strip().rstrip("?？")
+    if language == "ja":
+        about = f"（{stated.focus}）" if stated.focus else ""
+        return f"**資料には記載がありません**{about}：「{asked}」にあたる値は、どの資料にも書かれていません。"
+    about = f" about {stated.focus}" if stated.focus else ""
+    return f"**Not stated in the documents**{about}: none of them gives the value asked for — “{asked}”."
 
 
 def refusal_text(language: str, unknown: Sequence[str] = ()) -> str:

@@ -195,8 +195,11 @@ def outcome(indexed: Indexed, question: str) -> Answer | QuestionError:
         assert passage.chunk_id in indexed.chunks and passage.text == indexed.chunks[passage.chunk_id].text
     markers = {int(n) for n in re.findall(r"\[(\d{1,3})\]", answer.answer)}
     assert markers <= {c.n for c in answer.citations}, (markers, answer.answer)
-    if answer.refused:
+    if answer.refused and answer.not_stated is None:
         assert answer.citations == []
+    elif answer.refused and answer.citations:
+        # "not stated": the closest passages are shown as related, never as the answer
+        assert "Related, but not an answer" in answer.answer or "回答ではありません" in answer.answer
     else:
         assert answer.citations and markers
     assert_rendered_inert(answer, question)

@@ -50,7 +50,11 @@ def test_english_question_gets_cited_answer(advisor: Advisor) -> None:
     assert "512 MB" in answer.answer
     assert answer.citations[0].doc_id == "gateway-en"
     assert answer.citations[0].section == "Installing"
-    assert answer.answer.startswith("From the knowledge base:")
+    # a question for a value opens with the value, cited, then the quote it comes from (bold inside)
+    assert answer.answer.startswith("**Answer:** **512 MB** [1]\nFrom the knowledge base:")
+    assert "- The control plane needs **512 MB** of memory. [1]" in answer.answer
+    assert answer.question_info is not None and answer.question_info.answer_type == "quantity"
+    assert [(f.value, f.n) for f in answer.findings] == [("512 MB", 1)]
 
 
 def test_out_of_scope_question_is_refused(advisor: Advisor) -> None:

@@ -1,12 +1,12 @@
-"""Selection questions, rule matching and verdicts (pure, no models)."""
+"""Selection questions and verdicts built from a read situation (pure, no models)."""
 
 from __future__ import annotations
 
 import pytest
 
-from app.advice.verdict import decide, is_selection_question, match, one_version, situation_parts
-from app.models import MatchedRule
+from app.advice.verdict import build_verdict, is_selection_question, needs, one_version, situation_of
 from core.contract import Rule
+from core.situation import read
 
 
 @pytest.mark.parametrize(
@@ -49,9 +49,11 @@ def _rule(i: int, condition: str, verdict: str, language: str = "en", doc: str =
         verdict=verdict,  # type: ignore[arg-type]
         quote=condition,
         source=source,  # type: ignore[arg-type]
+        facets=read(condition).values(),
     )
 
 
+# our own wording of the article's kind of rules; their facets are read by the same reader as questions
 RULES = [
     _rule(0, "LLM training on an on-premises dedicated HPC cluster", "slurm"),
     _rule(1, "cloud-first with nodes scaled out and in frequently", "kubernetes"),
@@ -60,55 +62,58 @@ RULES = [
 ]
 
 
-def _scored(situation: str) -> list[MatchedRule]:
-    return match(situation, RULES, lambda t: t, {})
-
-
-def _verdict(situation: str) -> str:
-    parts = situation_parts(situation)
-    return decide(_scored(situation), situation, [_scored(p) for p in parts] if len(parts) > 1 else []).value
+def test_rules_are_read_into_facets() -> None:
+    assert [r.facets for r in RULES] == [
+        {"deployment": "on_prem"},
+        {"deployment": "cloud", "fleet": "elastic"},
+        {"workload": "training_and_serving", "one_platform": "yes"},
+        {"workload": "training_and_serving", "one_platform": "no"},
+    ]
 
 
 @pytest.mark.parametrize(
     ("situation", "verdict"),
     [
-        ("Which platform suits LLM training on our on-premises HPC cluster?", "slurm"),
-        ("We are cloud-first and nodes are scaled in and out frequently", "kubernetes"),
-        ("We also want to run inference services on the same infrastructure after training", "kubernetes"),
-        ("Nothing here matches anything at all", "depends"),
+        ("We train LLMs on our own on-prem GPU cluster.", "slurm"),
+        ("オンプレのHPCクラスタで学習したい", "slurm"),
+        ("We are cloud-first and our node count changes every day.", "kubernetes"),
+        ("We train on-prem and will also serve the model to customers.", "hybrid"),
+        ("We train on-prem and serve the model too, all on one platform.", "kubernetes"),
+        ("We will not run any inference; on-prem only.", "slurm"),
     ],
 )
-def test_situations_get_the_verdict_of_the_rule_they_match(situation: str, verdict: str) -> None:
-    assert decide(_scored(situation), situation).value == verdict
+def test_a_read_situation_gets_the_verdict_of_the_rules_it_meets(situation: str, verdict: str) -> None:
+    built = build_verdict(read(situation), RULES, "en")
+    assert built is not None and built.value == verdict
 
 
-def test_conflicting_rules_with_training_and_serving_give_hybrid_citing_both_sides() -> None:
-    situation = "LLM training on our on-premises HPC cluster, then inference services on another cluster"
-    assert _verdict(situation) == "hybrid"
-    parts = situation_parts(situation)
-    result = decide(_scored(situation), situation, [_scored(p) for p in parts])
-    cited = {m.rule.verdict for m in result.rules}
-    assert "slurm" in cited and cited & {"kubernetes", "hybrid"}
+def test_the_verdict_says_what_it_read_and_each_vote_cites_its_rule() -> None:
+    built = build_verdict(read("We train LLMs on our own on-prem GPU cluster."), RULES, "en")
+    assert built is not None
+    assert built.read_as == ["on-prem"]
+    assert built.situation["deployment"].span.lower() == "on-prem"
+    assert [(v.facet, v.platform, v.rule.id) for v in built.votes] == [("deployment", "slurm", RULES[0].id)]
 
 
-def test_one_platform_for_training_and_serving_is_not_a_hybrid() -> None:
-    situation = "LLM training on our on-premises HPC cluster, then inference services on the same infrastructure"
-    assert _verdict(situation) == "kubernetes"
+def test_what_would_change_it_is_said_in_human_words() -> None:
+    built = build_verdict(read("We train LLMs on our own on-prem GPU cluster."), RULES, "en")
+    assert built is not None and built.changes
+    for change in built.changes:
+        assert "_" not in change and "→ kubernetes" not in change  # labels, never raw values
+    assert any(c.startswith("if you also served the trained models → hybrid") for c in built.changes)
+    ja = build_verdict(read("オンプレで学習したい"), RULES, "ja")
+    assert ja is not None and any("学習後に推論サービスも提供するなら" in c for c in ja.changes)
 
 
-def test_conflict_without_serving_is_depends() -> None:
-    situation = "on-premises HPC cluster training, but cloud-first with nodes scaled frequently"
-    result = decide(_scored(situation), situation)
-    assert result.value in ("depends", "hybrid") and len({m.rule.verdict for m in result.rules}) >= 2
+def test_no_situation_gives_no_verdict_and_the_facts_to_ask_for() -> None:
+    assert build_verdict(read("Slurm or Kubernetes?"), RULES, "en") is None
+    assert needs(read("Slurm or Kubernetes?"), "en")[:2] == ["where it runs", "GPU fleet"]
+    assert "where it runs" not in needs(read("We are on-prem."), "en")
 
 
-def test_similarity_carries_a_match_across_languages() -> None:
-    ja = "オンプレのHPCクラスタで学習したい"  # shares no word with the English rules
-    plain = match(ja, RULES, lambda t: t, {})
-    assert max(m.score for m in plain) < 0.3
-    sims = {RULES[0].id: 0.9, RULES[1].id: 0.5, RULES[2].id: 0.5, RULES[3].id: 0.55}
-    crossed = match(ja, RULES, lambda t: t, {}, sims)
-    assert crossed[0].rule.verdict == "slurm" and crossed[0].score > plain[0].score
+def test_the_questionnaire_passes_facets_directly() -> None:
+    built = build_verdict(situation_of({"deployment": "cloud", "fleet": "elastic"}), RULES, "ja")
+    assert built is not None and built.value == "kubernetes" and built.read_as == ["クラウド", "台数が伸縮"]
 
 
 def test_one_version_of_a_translated_rule_in_the_question_language() -> None:

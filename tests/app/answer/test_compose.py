@@ -7,7 +7,7 @@ import pytest
 from app.answer.compose import PER_PASSAGE, add_quote, compose, select_units
 from app.answer.evidence import Evidence, ScoredUnit, Unit, coverage, idf_weights, split_units
 from app.answer.refusal import refusal_text
-from app.models import MatchedRule, Passage, Verdict
+from app.models import Passage, Verdict, Vote
 from core.contract import Rule
 
 TABLE = "| シナリオ | 適切なプラットフォーム | 理由 |\n|---|---|---|\n| 専用クラスタで学習 | Slurm | 通信が速い |\n| クラウドで伸縮 | Kubernetes | 自動スケール |"
@@ -82,9 +82,10 @@ def test_link_reference_definitions_are_not_evidence() -> None:
     assert texts == ["Slinky runs Slurm on Kubernetes.", "See [the docs][architecture] for more."]
 
 
-def test_code_blocks_are_single_units() -> None:
+def test_a_code_block_is_one_unit_and_each_of_its_lines_one_more() -> None:
     units = split_units("Run this:\n\n```\nsbatch job.sh\nsqueue\n```")
-    assert [u.kind for u in units] == ["sentence", "code"]
+    assert [u.kind for u in units] == ["sentence", "code", "code_line", "code_line"]
+    assert [u.text for u in units if u.kind == "code_line"] == ["sbatch job.sh", "squeue"]
 
 
 def test_coverage_is_idf_weighted() -> None:
@@ -105,9 +106,9 @@ def test_select_units_caps_per_passage_and_drops_weak() -> None:
     assert [s.unit.text for s in chosen] == [f"u{i}" for i in range(PER_PASSAGE)]
 
 
-def _rule_from(unit: Unit, verdict: str) -> MatchedRule:
+def _vote(unit: Unit, verdict: str, facet: str, value: str, label: str) -> Vote:
     rule = Rule(
-        id="d0#0:r0",
+        id=f"d0#0:r{facet}",
         doc_id="d0",
         chunk_id="d0#0",
         section="S0",
@@ -116,30 +117,50 @@ def _rule_from(unit: Unit, verdict: str) -> MatchedRule:
         verdict=verdict,  # type: ignore[arg-type]
         quote=unit.quote,
         source="table",
+        facets={facet: value},
     )
-    return MatchedRule(rule=rule, score=0.8)
+    return Vote(facet=facet, value=value, label=label, platform=verdict, rule=rule)  # type: ignore[arg-type]
 
 
 def test_compose_verdict_is_rendered_from_the_structure_and_cites_its_rule() -> None:
     passages = [_passage(0, TABLE), _passage(1, "Slurm is lightweight.", "en")]
     units = split_units(TABLE, "table", 0) + split_units("Slurm is lightweight.", "text", 1)
     evidence = Evidence(scored=[ScoredUnit(units[2], 0.8)], units=units)
-    verdict = Verdict(value="slurm", rules=[_rule_from(units[0], "slurm")])
+    verdict = Verdict(
+        value="slurm", read_as=["オンプレミス"], votes=[_vote(units[0], "slurm", "deployment", "on_prem", "オンプレミス")]
+    )
     draft = compose("専用クラスタで学習するならどちらを選ぶべき？", "ja", passages, evidence, verdict)
     assert draft.verdict is not None and draft.verdict.value == "slurm"
-    assert draft.verdict.rules[0].n == 1
-    assert draft.lines[0].startswith("**判定: Slurm** — 専用クラスタで学習 → Slurm [1]")
+    assert draft.verdict.votes[0].n == 1
+    assert draft.lines[0] == "**判定: Slurm** — 読み取った状況: オンプレミス"
+    assert draft.lines[1] == "- オンプレミス → Slurm: 専用クラスタで学習 [1]"
+    assert sum(line.count("判定") for line in draft.lines) == 1  # the verdict appears once
     assert draft.citations[0].doc_id == "d0" and "専用クラスタで学習" in draft.citations[0].quote
     assert any(line.endswith("[2]") for line in draft.lines)
 
 
-def test_compose_depends_names_both_sides() -> None:
+def test_compose_depends_names_both_sides_and_the_deciding_facet() -> None:
     passages = [_passage(0, TABLE)]
     units = split_units(TABLE, "table", 0)
-    verdict = Verdict(value="depends", rules=[_rule_from(units[0], "slurm"), _rule_from(units[1], "kubernetes")])
+    votes = [
+        _vote(units[0], "slurm", "priority", "training_speed_cost", "training speed and cost"),
+        _vote(units[1], "kubernetes", "fleet", "elastic", "elastic fleet"),
+    ]
+    verdict = Verdict(value="depends", votes=votes, deciding="priority", deciding_label="what matters most")
     draft = compose("Which platform should we choose?", "en", passages, Evidence(units=units), verdict)
-    assert draft.lines[0].startswith("**Verdict: it depends**")
-    assert "Slurm" in draft.lines[0] and "Kubernetes" in draft.lines[0]
+    assert draft.lines[0] == "**Verdict: it depends** (deciding: what matters most)"
+    assert draft.lines[1].startswith("- training speed and cost → Slurm:")
+    assert draft.lines[2].startswith("- elastic fleet → Kubernetes:")
+
+
+def test_compose_asks_for_the_deciding_facts_when_none_is_stated() -> None:
+    passages = [_passage(0, "Slurm needs one management node.", "en")]
+    units = split_units(passages[0].text, "text", 0)
+    draft = compose(
+        "Slurm or Kubernetes?", "en", passages, Evidence(units=units), needs=["where it runs", "workload"]
+    )
+    assert draft.verdict is None
+    assert draft.lines[0] == "**To recommend a platform I need your situation:** tell me about where it runs, workload"
 
 
 def test_compose_factual_question_has_no_verdict() -> None:

@@ -115,7 +115,7 @@ def test_a_date_asked_about_an_unknown_version_is_a_figure() -> None:
 def test_a_choice_between_two_unknown_products_is_refused() -> None:
     from app.answer.refusal import decide
 
-    text = decide("PBS ProとHTCondorだと、LLMの分散学習にはどっちが向いてますか？", "ja", 0.9, {"w:学習", "llm"})
+    text = decide("PBS ProとHTCondorだと、LLMの分散学習にはどっちが向いてますか？", "ja", 0.9, {"w:学習", "llm"}).text
     assert text is not None and "HTCondor" in text
 
 

@@ -1,0 +1,85 @@
+"""Read a conversation's situation and decide its verdict against the index's rules (the app's side).
+
+``core.situation`` is pure; this module supplies what needs the model and the index: the embedder's
+similarity of a clause to each facet value's description (the reader's fallback where no cue phrase
+matches, computed once per value), the rules in the question's language (a translated document
+contributes one version of each rule), and a follow-up's earlier turns, whose facets the new turn
+overrides.
+
+Deliberately left out: the reading rules (``core.situation``) and the table (``app.advice.table``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from app.advice.verdict import build_verdict, one_version
+from app.models import Verdict
+from app.retrieval.snapshot import Snapshot
+from core.contract import Rule
+from core.numeric import cosine_rows
+from core.situation import Situation, facets, read
+from core.text import content_tokens
+from ingest.embeddings import AdvisorEmbeddings
+
+# A clause no cue reads is read by similarity only when one value's description stands out: this many
+# standard deviations above the clause's mean similarity to all values, and ahead of the runner-up.
+SIMILARITY_Z = 2.5
+SIMILARITY_MARGIN = 0.5
+MIN_CLAUSE_WORDS = 4
+
+
+class SituationReader:
+    def __init__(self, embeddings: AdvisorEmbeddings | None = None) -> None:
+        self.embeddings = embeddings
+        self._vectors: dict[tuple[str, str], np.ndarray] | None = None
+        self._lock = threading.Lock()
+
+    def _descriptions(self) -> dict[tuple[str, str], np.ndarray]:
+        with self._lock:
+            if self._vectors is None:
+                assert self.embeddings is not None
+                defs = facets()
+                keys = [(f, v) for f in defs.order for v in defs.values[f]]
+                texts = [f"{d.description['en']} / {d.description['ja']}" for f, v in keys for d in [defs.values[f][v]]]
+                vectors = np.asarray(self.embeddings.embed_documents(texts))
+                self._vectors = dict(zip(keys, vectors, strict=True))
+            return self._vectors
+
+    def similarity(self, clause: str) -> Mapping[tuple[str, str], float]:
+        """Standardised similarity of a clause to every facet value; empty for short clauses or when the
+        best value does not stand out (most clauses of a question state no facet at all)."""
+        if self.embeddings is None or len(content_tokens(clause)) < MIN_CLAUSE_WORDS:
+            return {}
+        table = self._descriptions()
+        keys = list(table)
+        sims = cosine_rows(np.stack([table[k] for k in keys]), np.asarray(self.embeddings.embed_query(clause)))
+        z = (sims - sims.mean()) / (sims.std() or 1.0)
+        order = np.argsort(-z)
+        if z[order[0]] < SIMILARITY_Z or z[order[0]] - z[order[1]] < SIMILARITY_MARGIN:
+            return {}
+        return {keys[int(order[0])]: float(z[order[0]])}
+
+    def read(self, text: str) -> Situation:
+        similar = self.similarity if self.embeddings is not None else None
+        return read(text, similar, threshold=SIMILARITY_Z)
+
+    def situation(self, question: str, earlier: Sequence[str] = ()) -> Situation:
+        """The conversation's situation: earlier questions in order, then the new turn's facets override."""
+        situation = Situation()
+        for text in [*earlier, question]:
+            situation = situation.merged(self.read(text))
+        return situation
+
+
+def rules_for(language: str, snap: Snapshot) -> list[Rule]:
+    """The index's rules, one version each, in the question's language where a translation offers it."""
+    translated = {c.doc_id: c.translation_of for c in snap.chunks.values() if c.translation_of}
+    return one_version(snap.rules, language, translated)
+
+
+def verdict_for(situation: Situation, language: str, snap: Snapshot) -> Verdict | None:
+    return build_verdict(situation, rules_for(language, snap), language)

@@ -1,0 +1,227 @@
+"""Question analysis (pure): a question → its focus, its parts and the kind of answer each part wants.
+
+The classic non-neural QA step. Cue phrases in both languages (``question.toml``) say what kind of
+answer a clause asks for (an apiVersion, a flag, a default, a quantity…); a question with several such
+clauses ("…which apiVersion, and which field…", "…と、…は？") is split into parts, each typed by its most
+specific cue. The focus is what the question is about: product names the corpus documents and the
+identifiers the user typed (``ResourceFlavor``, ``slurm.conf``).
+
+    >>> q = analyse("What apiVersion do Kueue Topology objects use, and which label key marks a rack?", {"Kueue"})
+    >>> [p.answer_type for p in q.parts], q.focus
+    (['api_version', 'key'], 'Kueue · Topology')
+
+Deliberately left out: parsing (a dependency parse would add a model for little gain on questions this
+short) and anything keyed on particular questions: cues are general wording.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import cast
+
+from app.models import VALUE_TYPES, AnswerType, Qualifier, QuestionPart, TypedQuestion
+from core.text import content_tokens, normalize
+
+LEXICON_PATH = Path(__file__).with_name("question.toml")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    order: tuple[str, ...]
+    types: dict[str, tuple[re.Pattern[str], ...]]
+    qualifiers: dict[str, tuple[tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]]
+    cue_words: frozenset[str]
+
+
+@lru_cache(maxsize=2)
+def lexicon(path: Path = LEXICON_PATH) -> Lexicon:
+    with path.open("rb") as fh:
+        data = tomllib.load(fh)
+
+    def compiled(patterns: Sequence[str]) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(p) for p in patterns)
+
+    types = {name: compiled([*cues.get("en", []), *cues.get("ja", [])]) for name, cues in data["types"].items()}
+    qualifiers = {name: (compiled(q["question"]), compiled(q["unit"])) for name, q in data["qualifiers"].items()}
+    words = [*data["cue_words"]["en"], *data["cue_words"]["ja"]]
+    cue_tokens = {t for w in words for t in content_tokens(w)} | {w.lower() for w in words}
+    return Lexicon(tuple(data["order"]), types, qualifiers, frozenset(cue_tokens))
+
+
+def cued_types(text: str, lex: Lexicon | None = None) -> list[str]:
+    """Answer types whose cues occur in ``text``, most specific first (the lexicon's order)."""
+    lex = lex or lexicon()
+    norm = normalize(text).strip()
+    return [name for name in lex.order if any(p.search(norm) for p in lex.types[name])]
+
+
+def qualifiers_of(text: str, lex: Lexicon | None = None) -> list[Qualifier]:
+    """What the part bounds or qualifies: a limit, a default, a percentage, money, a time."""
+    lex = lex or lexicon()
+    norm = normalize(text)
+    return [cast(Qualifier, name) for name, (asked, _) in lex.qualifiers.items() if any(p.search(norm) for p in asked)]
+
+
+def unit_has_qualifier(qualifier: str, text: str, lex: Lexicon | None = None) -> bool:
+    """Does a unit's text state the kind of value a qualifier asks for ("up to", "by default", "%")?"""
+    lex = lex or lexicon()
+    norm = normalize(text)
+    return any(p.search(norm) for p in lex.qualifiers[qualifier][1])
+
+
+# Where one asked thing ends and the next begins: sentence ends, "; ", ", and", "and also", "、" or "と、"
+# between clauses, "また", "あと", "それと". A plain "and" / "と" only splits between two cued clauses.
+_HARD = re.compile(r"(?<=[?？。!！])\s*|;\s+|\n+")
+_SOFT = re.compile(r",?\s+(?:and|also|plus|as well as)\s+(?:also\s+)?|,\s+|と?、\s*|(?:また|あと|それと|それから)、?|と(?!、)")
+_PLURAL = re.compile(
+    r"\b(flags|options|lines|settings|fields|keys|annotations|labels|parameters|variables|commands|values|names"
+    r"|components|resources|plugins|steps|sysctls|entries)\b|(どんな|どの|何).{0,8}(たち|ら|一覧)|それぞれ|全部|すべて|流れ|手順"
+)
+
+
+def _clauses(question: str) -> list[str]:
+    out: list[str] = []
+    for sentence in _HARD.split(question):
+        if not sentence.strip():
+            continue
+        pieces: list[str] = []
+        last = 0
+        for m in _SOFT.finditer(sentence):
+            left, right = sentence[last : m.start()], sentence[m.end() :]
+            # split only between two clauses that each ask for something (a yes/no opening like "is it…" is
+            # no clause of its own); a bare "と" only right after an asked thing ("apiVersionと…")
+            if m.group() == "と" and not _ends_with_cue(left):
+                continue
+            if _asks(left) and _asks(right):
+                pieces.append(sentence[last : m.start()])
+                last = m.end()
+        pieces.append(sentence[last:])
+        out.extend(p.strip(" ,、") for p in pieces if p.strip(" ,、"))
+    return out
+
+
+def _asks(text: str) -> bool:
+    return any(t != "yes_no" for t in cued_types(text))
+
+
+def _ends_with_cue(text: str) -> bool:
+    tail = normalize(text)[-14:]
+    lex = lexicon()
+    return any(p.search(tail) and p.search(tail).end() == len(tail) for name in lex.order for p in lex.types[name])  # type: ignore[union-attr]
+
+
+def _merged(typed: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Neighbouring clauses asking for the same type are one part ("if I leave X out, what is its default")."""
+    out: list[tuple[str, str]] = []
+    for clause, kind in typed:
+        if out and out[-1][1] == kind:
+            out[-1] = (f"{out[-1][0]} {clause}", kind)
+        else:
+            out.append((clause, kind))
+    return out
+
+
+# The asked noun of a clause: right after "which/what" (a few words may sit between: "which Kubernetes
+# release"), or at the end of a Japanese clause ("…のapiVersionは？", "…環境変数ってある？").
+_WH = re.compile(r"\b(which|what|what's|whats)\b((?:\s+[\w.'/-]+){0,3})\s*$")
+_WH_START = ("which", "what", "how", "when", "where", "who", "in which", "何", "どの", "どこ", "どれ", "いつ", "いくつ", "誰")
+_JA_END = re.compile(r"^.{0,3}(は|って|を|が|の名前)?.{0,6}[？?]?\s*$")
+
+
+def _asked_noun(clause: str, pattern: re.Pattern[str]) -> bool:
+    norm = normalize(clause)
+    for m in pattern.finditer(norm):
+        if m.group().startswith(_WH_START) or _WH.search(norm[: m.start()]):
+            return True
+        if not norm.isascii() and _JA_END.match(norm[m.end() :]):
+            return True
+    return False
+
+
+# "How many versions", "何バージョン": a count, whatever is counted.
+_HOW_MANY = re.compile(r"\bhow many\b|何(?:バージョン|リリース|種類|個|つ|台|回|人|層|段|件|ノード)|いくつ")
+
+
+def _type_of(clause: str) -> AnswerType:
+    """The clause's answer type: the asked value type ("which flag…", "…のapiVersionは？"); a value word
+    the clause only mentions ("the default scheduler", "we want max utilisation") types nothing, so such a
+    clause takes its other cues (how-to, why, yes/no) or is a plain fact question."""
+    types = [t for t in cued_types(clause) if t != "yes_no"] or cued_types(clause)
+    if not types:
+        return "fact"
+    if _HOW_MANY.search(normalize(clause)):
+        return "quantity"
+    lex = lexicon()
+    asked = [t for t in types if any(_asked_noun(clause, p) for p in lex.types[t])]
+    if asked:
+        return cast(AnswerType, asked[0])
+    rest = [t for t in types if t not in VALUE_TYPES]
+    return cast(AnswerType, rest[0] if rest else "fact")
+
+
+def attribute_words(text: str, focus: Collection[str] = ()) -> list[str]:
+    """The part's content tokens that say what is asked: not cue words, not the focus entities."""
+    lex = lexicon()
+    own = {t for f in focus for t in content_tokens(f)}
+    return [t for t in dict.fromkeys(content_tokens(text)) if t not in lex.cue_words and t not in own]
+
+
+# An identifier the user typed: CamelCase, dotted or slashed names, ALL_CAPS, file names with an extension.
+_IDENTIFIER = re.compile(
+    r"(?<![A-Za-z0-9_./-])(?:[A-Z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[a-z]+(?:[A-Z][a-z0-9]*)+"
+    r"|[A-Za-z][A-Za-z0-9_-]*(?:[./][A-Za-z0-9_-]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+    r"|[A-Z][a-z]{2,}(?=\s+(?:objects?|resources?|CRDs?|kind|spec)\b))(?![A-Za-z0-9_/-])"
+)
+
+
+def focus_entities(question: str, names: Collection[str]) -> list[str]:
+    """What the question is about: the corpus's product names it mentions, then identifiers it typed."""
+    found: list[str] = []
+    for name in sorted(names, key=len, reverse=True):
+        pattern = rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])"
+        if re.search(pattern, question, re.I) and not any(name.lower() in f.lower() for f in found):
+            found.append(name)
+    for m in _IDENTIFIER.finditer(question):
+        word = m.group()
+        if not any(word.lower() in f.lower() or f.lower() in word.lower() for f in found):
+            found.append(word)
+    return found
+
+
+def analyse(question: str, names: Collection[str] = (), selection: bool = False) -> TypedQuestion:
+    """The typed question. ``names`` are the products the corpus documents; ``selection`` says the caller
+    recognised a platform-selection question (``app.advice``), which is its type unless a clause asks for
+    a value ("推奨ノード数の上限は何台" wants a number, not a platform)."""
+    focus = focus_entities(question, names)
+    clauses = _clauses(question)
+    typed = _merged([(c, _type_of(c)) for c in clauses])
+    asked = [(c, t) for c, t in typed if t != "fact"]
+    # a clause that asks nothing ("In Slurm's containers guide, the oci.conf example:") is the topic of every
+    # part, not a part of its own: the focus and the whole question's words carry it
+    if not asked:
+        asked = [(question.strip(), "fact")]
+    parts = [
+        QuestionPart(
+            text=c,
+            answer_type=cast(AnswerType, t),
+            attribute=" ".join(attribute_words(c)),
+            qualifiers=qualifiers_of(c),
+            plural=bool(_PLURAL.search(normalize(c))),
+        )
+        for c, t in asked
+    ]
+    main = next((p.answer_type for p in parts if p.answer_type in VALUE_TYPES), parts[0].answer_type)
+    if selection and not any(p.answer_type in _VALUE_FIRST for p in parts):
+        # a platform choice, unless a clause asks for a value ("推奨ノード数の上限は何台": a number)
+        main = "selection"
+        parts = [p.model_copy(update={"answer_type": "selection"}) if i == 0 else p for i, p in enumerate(parts)]
+    return TypedQuestion(focus=" · ".join(focus), answer_type=main, parts=parts)
+
+
+# Types that outrank a platform-selection reading of the same question.
+_VALUE_FIRST = frozenset(["api_version", "flag", "key", "default", "version", "date", "command", "quantity"])

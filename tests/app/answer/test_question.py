@@ -1,0 +1,62 @@
+"""Question analysis (pure): answer types, parts of multi-part questions, focus, qualifiers."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.answer.question import analyse, cued_types, qualifiers_of, unit_has_qualifier
+
+NAMES = {"Kueue", "Volcano", "Enroot", "Pyxis", "Slinky", "Slurm", "Kubernetes"}
+
+
+@pytest.mark.parametrize(
+    ("question", "types"),
+    [
+        ("What apiVersion do Kueue Topology objects use?", ["api_version"]),
+        ("Which srun flag mounts my home directory?", ["flag"]),
+        ("Which environment variable sets where Enroot keeps its data?", ["key"]),
+        ("What is the default value of the timeout?", ["default"]),
+        ("When was Volcano 1.10 released?", ["date"]),
+        ("How many nodes can one ring hold?", ["quantity"]),
+        ("What command installs the chart?", ["command"]),
+        ("Why is the control plane light?", ["reason"]),
+        ("KueueのTopologyのapiVersionは？", ["api_version"]),
+        ("Enrootのデータの保存先を決める環境変数は？", ["key"]),
+        ("何台まで使える？", ["quantity"]),
+        ("What apiVersion do Kueue Topology objects use, and which label key marks a rack?", ["api_version", "key"]),
+        ("KueueのTopologyのapiVersionと、ラックを表すラベルキーは？", ["api_version", "key"]),
+        ("Which flag enables it? What is its default?", ["flag", "default"]),
+    ],
+)
+def test_types_and_parts(question: str, types: list[str]) -> None:
+    assert [p.answer_type for p in analyse(question, NAMES).parts] == types
+
+
+def test_a_plain_and_between_names_does_not_split() -> None:
+    q = analyse("Which flags does Pyxis add for Slurm and Enroot?", NAMES)
+    assert len(q.parts) == 1 and q.parts[0].plural
+
+
+def test_focus_holds_corpus_names_and_typed_identifiers() -> None:
+    q = analyse("What does the Kueue ResourceFlavor set in topologyName?", NAMES)
+    assert q.focus.split(" · ") == ["Kueue", "ResourceFlavor", "topologyName"]
+
+
+def test_a_value_clause_outranks_a_selection_reading() -> None:
+    # "recommended upper limit of nodes" asks for a number even though 推奨 reads like a platform choice
+    q = analyse("Slinkyで動くSlurmクラスタの推奨ノード数の上限は何台？", NAMES, selection=True)
+    assert q.answer_type == "quantity"
+    assert analyse("Which platform suits on-prem training?", NAMES, selection=True).answer_type == "selection"
+
+
+def test_qualifiers_are_asked_and_must_be_stated() -> None:
+    assert qualifiers_of("What is the maximum number of GPUs tested?") == ["limit"]
+    assert qualifiers_of("デフォルトだと何秒？") == ["default", "time"]
+    assert unit_has_qualifier("limit", "a ring holds up to 16 nodes")
+    assert not unit_has_qualifier("limit", "16 nodes per ring are recommended")
+    assert unit_has_qualifier("default", "Defaults to 30 seconds.")
+
+
+def test_cues_are_general_wording() -> None:
+    assert cued_types("") == []
+    assert "yes_no" in cued_types("Does it support MIG?")

@@ -1,0 +1,123 @@
+"""Typed questions end to end over a small corpus (real embedded Chroma, fake embedder): the value asked for
+is found in code or prose and shown first, multi-part questions get every part, and a value no document
+states is said to be not stated (with related passages labelled as such), in ask --json too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakes import FakeEmbeddings
+
+from app.cli import main as ask_main
+from app.pipeline import Advisor
+from core.settings import Settings
+from ingest.indexer import run_ingest
+
+WIDGETS = """---
+id: "widgets-en"
+title: "Widgetd - Topology Guide"
+url: "https://example.test/widgetd"
+language: "en"
+---
+
+# Widgetd - Topology Guide
+
+## Topology objects
+
+Widgetd places widgets by rack. Create a Topology and point a WidgetFlavor at it:
+
+```yaml
+apiVersion: widgets.example.io/v1beta2
+kind: WidgetFlavor
+metadata:
+  name: rack-flavor
+spec:
+  topologyName: racks
+```
+
+## Command line
+
+Start the controller with `widgetd --rack-label=example.io/rack`. The flag --max-racks sets how many racks
+one widget may span.
+
+## Operations
+
+Widgetd keeps its state in etcd and restarts quickly.
+"""
+
+
+@pytest.fixture
+def advisor(settings: Settings) -> Advisor:
+    (settings.index.corpus_dir / "widgets-en.md").write_text(WIDGETS, encoding="utf-8")
+    embeddings = FakeEmbeddings()
+    run_ingest(settings, embeddings)
+    return Advisor(settings, embeddings)
+
+
+def test_a_value_in_a_manifest_is_answered_first_from_its_code_line(advisor: Advisor) -> None:
+    answer = advisor.ask("What apiVersion does the Widgetd WidgetFlavor use?")
+    assert not answer.refused
+    assert answer.question_info is not None and answer.question_info.answer_type == "api_version"
+    assert answer.answer.startswith("**Answer:** **widgets.example.io/v1beta2** [1]")
+    assert [f.value for f in answer.findings] == ["widgets.example.io/v1beta2"]
+    # the line is quoted with its neighbours, marked as from the code example, never the whole block
+    assert "From the code example [1]:" in answer.answer
+    assert "apiVersion: widgets.example.io/v1beta2" in answer.citations[0].quote
+    assert "topologyName" not in answer.citations[0].quote
+
+
+def test_each_part_of_a_multi_part_question_gets_its_own_value(advisor: Advisor) -> None:
+    answer = advisor.ask(
+        "For Widgetd, what apiVersion does the WidgetFlavor use, and which spec field points it at the topology?"
+    )
+    assert answer.question_info is not None and [p.answer_type for p in answer.question_info.parts] == [
+        "api_version",
+        "key",
+    ]
+    assert {f.value for f in answer.findings} == {"widgets.example.io/v1beta2", "topologyName"}
+    assert answer.answer.splitlines()[0].count("**") == 6  # "Answer:" and both values in bold
+
+
+def test_a_flag_in_prose_is_a_value_too(advisor: Advisor) -> None:
+    answer = advisor.ask("Which widgetd flag sets the label that names a rack?")
+    assert [f.value for f in answer.findings] == ["--rack-label=example.io/rack"]
+    assert "**--rack-label=example.io/rack**" in answer.answer
+
+
+def test_a_value_no_document_states_is_not_stated(advisor: Advisor) -> None:
+    answer = advisor.ask("What is the default restart timeout of Widgetd, in seconds?")
+    assert answer.refused and answer.not_stated is not None
+    assert answer.not_stated.focus == "Widgetd"
+    assert answer.answer.startswith("**Not stated in the documents** about Widgetd")
+    assert "Related, but not an answer:" in answer.answer
+    assert answer.citations and len(answer.citations) <= 3
+    assert answer.verdict is None
+
+
+def test_japanese_not_stated_is_said_in_japanese(advisor: Advisor) -> None:
+    answer = advisor.ask("Widgetdの再起動タイムアウトのデフォルトは何秒？")
+    assert answer.refused and answer.not_stated is not None
+    assert answer.answer.startswith("**資料には記載がありません**")
+
+
+def test_a_factual_question_naming_a_platform_gets_no_verdict(advisor: Advisor) -> None:
+    answer = advisor.ask("Which flag of widgetd should we set for Slurm-style rack placement, the rack label?")
+    assert answer.verdict is None
+
+
+def test_ask_json_carries_the_typed_question_and_not_stated(
+    advisor: Advisor, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("app.cli.settings_or_exit", lambda prog: advisor.settings)
+    monkeypatch.setattr("app.pipeline.make_embeddings", lambda settings: advisor.embeddings)
+    assert ask_main(["--json", "What apiVersion does the Widgetd WidgetFlavor use?"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["question"]["text"].startswith("What apiVersion")
+    assert out["question"]["answer_type"] == "api_version" and "Widgetd" in out["question"]["focus"]
+    assert out["question"]["parts"][0]["answer_type"] == "api_version"
+    assert out["findings"][0]["value"] == "widgets.example.io/v1beta2" and out["not_stated"] is None
+    assert ask_main(["--json", "What is the default restart timeout of Widgetd, in seconds?"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["refused"] is True and set(out["not_stated"]) == {"asked", "focus"}
+    assert out["citations"] and out["verdict"] is None

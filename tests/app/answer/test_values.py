@@ -1,0 +1,52 @@
+"""Typed-value detectors (pure): each type finds the values documentation writes, as spans."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.answer.values import find_values, identifier_words, split_identifier
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "values"),
+    [
+        ("api_version", "apiVersion: kueue.x-k8s.io/v1beta2", ["kueue.x-k8s.io/v1beta2"]),
+        ("api_version", "apiVersion: v1", ["v1"]),
+        ("flag", "srun --container-image=ubuntu --container-mount-home -N2", ["--container-image=ubuntu", "--container-mount-home"]),
+        ("flag", "slurmd -C", ["-C"]),
+        ("key", "export ENROOT_RUNTIME_PATH=/run/enroot", ["ENROOT_RUNTIME_PATH=/run/enroot"]),
+        ("key", "  topologyName: default", ["topologyName"]),
+        ("key", "GresTypes=gpu,shard", ["GresTypes=gpu,shard"]),
+        ("key", "the annotation kai.scheduler/topology selects it", ["kai.scheduler/topology"]),
+        ("version", "requires Helm 3.14+ and the v0.8.2 release", ["3.14+", "v0.8.2"]),
+        ("quantity", "a maximum of 16 nodes and 80–95% utilisation", ["maximum of 16", "80–95%"]),
+        ("quantity", "最大3層まで", ["3層"]),
+        ("date", "released 2026/03; founded in 2003年", ["2026/03", "2003年"]),
+        ("default", "The default is 30s.", ["30s"]),
+        ("default", "disabled by default", ["disabled"]),
+        ("name", "pods named `volcano-scheduler` run in volcano-system", ["volcano-scheduler", "volcano-system"]),
+    ],
+)
+def test_values_of_each_type(kind: str, text: str, values: list[str]) -> None:
+    assert [s.text for s in find_values(kind, text)] == values
+
+
+def test_a_command_is_a_shell_line_or_a_code_span() -> None:
+    assert [s.text for s in find_values("command", "$ enroot import docker://ubuntu", code_lang="bash")] == [
+        "enroot import docker://ubuntu"
+    ]
+    assert find_values("command", "apiVersion: v1", code_lang="yaml") == []
+    assert [s.text for s in find_values("command", "Run `helm install kai ./chart` first.")] == ["helm install kai ./chart"]
+
+
+def test_spans_point_into_the_text() -> None:
+    text = "set `--container-workdir=/work` to change it"
+    for span in find_values("flag", text):
+        assert text[span.start : span.end] == span.text
+
+
+def test_identifiers_split_into_words() -> None:
+    assert split_identifier("parentQueue") == ["parent", "queue"]
+    assert split_identifier("ENROOT_DATA_PATH") == ["enroot", "data", "path"]
+    assert "rack" in identifier_words("nodeLabel: cloud.example.com/topology-rack")
+    assert split_identifier("") == []

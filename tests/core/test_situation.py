@@ -1,0 +1,119 @@
+"""The situation reader (pure): cue phrases in both languages, negation scope, follow-ups, spans."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.situation import Situation, facets, read, read_as, role_split
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("We run LLM training on our own on-prem GPU cluster.", {"deployment": "on_prem"}),
+        ("オンプレの専用クラスタで学習します", {"deployment": "on_prem"}),
+        ("All our GPUs are rented from a hyperscaler and the node count changes every day.", {"deployment": "cloud", "fleet": "elastic"}),
+        ("クラウドでノードを頻繁に増減させたい", {"deployment": "cloud", "fleet": "elastic"}),
+        ("We also serve the trained model to customers from the same cluster.", {"workload": "training_and_serving", "one_platform": "yes"}),
+        ("学習後、同じ基盤で推論サービスも運用したい", {"workload": "training_and_serving", "one_platform": "yes"}),
+        ("Our two-person ops team comes from classic HPC.", {"hpc_experience": "experienced", "ops_team": "small"}),
+        ("社内にHPC文化があり、運用人員が少数です", {"hpc_experience": "experienced", "ops_team": "small"}),
+        ("We want the fastest and cheapest training with high GPU utilisation.", {"priority": "training_speed_cost"}),
+        ("推論やマイクロサービスをCI/CDと一気通貫で統合したい", {"workload": "training_and_serving", "priority": "integration"}),
+    ],
+)
+def test_cues_in_both_languages(text: str, expected: dict[str, str]) -> None:
+    assert read(text).values() == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "facet", "value"),
+    [
+        ("We will not run any inference on the cluster.", "workload", "training"),
+        ("No inference on our side, ever.", "workload", "training"),
+        ("推論の予定はない", "workload", "training"),
+        ("推論を動かす予定はありません", "workload", "training"),
+        ("we will not serve models", "workload", "training"),
+        ("drop the autoscaling requirement", "fleet", "fixed"),
+        ("Not in the cloud.", "deployment", "on_prem"),
+        ("クラウドは使わず、学内の計算機室で回します", "deployment", "on_prem"),
+        ("オートスケールは要りません", "fleet", "fixed"),
+        ("and if inference is off the table?", "workload", "training"),
+        ("nobody here has any HPC background", "hpc_experience", "new"),
+    ],
+)
+def test_negation_sets_the_opposite_value(text: str, facet: str, value: str) -> None:
+    assert read(text).readings[facet].value == value
+
+
+def test_a_negated_reading_says_so_and_a_direct_one_wins() -> None:
+    assert read("We will not run any inference.").readings["workload"].negated
+    # "not in the cloud" and "our own racks" both say on-prem: the direct statement is the one shown
+    reading = read("Not in the cloud, on our own racks.").readings["deployment"]
+    assert reading.value == "on_prem" and not reading.negated
+
+
+@pytest.mark.parametrize(
+    ("text", "facet", "value"),
+    [
+        ("Two systems is fine by us for training and serving.", "workload", "training_and_serving"),
+        ("基盤が2つになるのは気にしません", "one_platform", "no"),
+        ("インフラ担当は3人しかいません", "ops_team", "small"),
+        ("社内にHPCの文化があって運用担当も少ないなら", "hpc_experience", "experienced"),
+        ("学習と推論を同じ基盤で回すことを譲らない方針です", "one_platform", "yes"),
+    ],
+)
+def test_what_is_not_a_negation(text: str, facet: str, value: str) -> None:
+    assert read(text).readings[facet].value == value
+
+
+def test_scaling_of_the_serving_tier_is_not_the_fleet() -> None:
+    assert "fleet" not in read("we need an inference tier that scales out with demand").readings
+
+
+def test_role_split_reads_as_the_hybrid_situation() -> None:
+    assert role_split("train on Slurm, serve on k8s")
+    assert role_split("長時間学習はSlurmクラスタ、推論はKubernetesでスケールアウト")
+    assert not role_split("Slurm and Kubernetes both schedule GPUs")
+    values = read("keep our on-prem Slurm cluster for pretraining and put the serving endpoints on k8s").values()
+    assert values["workload"] == "training_and_serving" and values["one_platform"] == "no"
+
+
+def test_a_follow_up_overrides_earlier_facets_negations_included() -> None:
+    earlier = read("We train on our own on-prem cluster and also serve the model.")
+    newer = read("What if inference is off the table?")
+    merged = earlier.merged(newer).values()
+    assert merged == {"deployment": "on_prem", "workload": "training"}
+
+
+def test_each_reading_keeps_the_words_that_set_it() -> None:
+    reading = read("GPUs are rented on AWS").readings["deployment"]
+    assert reading.value == "cloud" and reading.span.lower() == "aws"
+
+
+def test_read_as_uses_human_labels_in_the_facets_order() -> None:
+    situation = read("Training only, on-prem.")
+    assert read_as(situation, "en") == ["on-prem", "training only"]
+    assert read_as(situation, "ja") == ["オンプレミス", "学習のみ"]
+    assert not read_as(Situation(), "en")
+
+
+def test_a_question_without_a_situation_reads_nothing() -> None:
+    assert not read("Slurm or Kubernetes?")
+    assert not read("")
+
+
+def test_similarity_reads_a_clause_no_cue_reads() -> None:
+    def similar(clause: str) -> dict[tuple[str, str], float]:
+        return {("ops_team", "small"): 3.0} if "skeleton crew" in clause else {}
+
+    assert read("a skeleton crew keeps the lights on", similar, threshold=2.5).values() == {"ops_team": "small"}
+    assert not read("a skeleton crew keeps the lights on", similar, threshold=5.0)
+
+
+def test_every_value_has_labels_descriptions_and_an_opposite() -> None:
+    defs = facets()
+    for facet in defs.order:
+        for value in defs.values[facet].values():
+            assert value.label["en"] and value.label["ja"] and value.description["en"] and value.change["ja"]
+            assert value.opposite in defs.values[facet] and value.cues
