@@ -170,6 +170,7 @@ class QuestionPart(BaseModel):
     attribute: str = Field("", description="The part's own content words: what is asked about the focus.")
     qualifiers: list[Qualifier] = Field(default_factory=list, description="A bound, a default, a percentage… asked.")
     plural: bool = Field(False, description="Asks for several values of its type ('which flags', 'what lines').")
+    counted: str = Field("", description="What a quantity counts or measures ('rings' in 'how many rings', 'GB').")
 
 
 class TypedQuestion(BaseModel):

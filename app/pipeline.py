@@ -244,7 +244,8 @@ class Advisor:
                     weights.setdefault(concept, share * w)
             attribute = concept_weights(part.attribute, glossary.matched_groups(part.attribute), idf, bridge)
             products = [e for e in typed.focus.split(" · ") if e in snap.names]
-            queries.append(part_query(part, weights, attribute, whole, products))
+            others = [p.text for p in typed.parts if p is not part]
+            queries.append(part_query(part, weights, attribute, whole, products, others))
         return queries
 
     def _verdict(self, situation: Situation, language: str, snap: Snapshot) -> tuple[Verdict | None, list[str]]:
@@ -275,7 +276,9 @@ class Advisor:
         if r.decision.text is not None:
             return self._refused(question, r, language, passages, snap)
         verdict, wanted = self._verdict(r.situation, language, snap) if r.situation is not None else (None, [])
-        asked_missing = [r.typed.parts[i].text for i in r.missing if r.typed.parts[i].answer_type in refusal.STRICT_TYPES]
+        asked_missing = [
+            r.typed.parts[i].text for i in r.missing if r.typed.parts[i].answer_type in refusal.STRICT_TYPES
+        ]
         draft = compose(turn.focus, language, passages, r.evidence, verdict, snap, r.located, asked_missing, wanted)
         if not draft.citations:
             # no quotable evidence at all (e.g. passages that are only a table header): say so, never

@@ -92,10 +92,15 @@ class GoldenCase(BaseModel):
         None, description="Selection cases: the verdict the documents state for the situation; None for the rest."
     )
     answer_type: AnswerTypeLabel | None = Field(
-        None, description="The kind of answer expected (the first part's for a multi-part question); 'none' when refused."
+        None,
+        description="The kind of answer expected (the first part's for a multi-part question); 'none' when refused.",
     )
-    part_types: list[AnswerTypeLabel] = Field(default_factory=list, description="One answer type per must_include group.")
-    asked_type: AnswerTypeLabel | None = Field(None, description="Near-miss cases: the type the missing value would have.")
+    part_types: list[AnswerTypeLabel] = Field(
+        default_factory=list, description="One answer type per must_include group."
+    )
+    asked_type: AnswerTypeLabel | None = Field(
+        None, description="Near-miss cases: the type the missing value would have."
+    )
     focus: str | None = Field(None, description="Near-miss cases: the entity asked about (which the documents cover).")
     asked: str | None = Field(None, description="Near-miss cases: the attribute asked for (which they never state).")
     situation: dict[str, str] | None = Field(

@@ -314,7 +314,9 @@ def related_lines(language: str, passages: Sequence[Passage], evidence: Evidence
         if s.unit.passage not in best or s.score > best[s.unit.passage].score:
             best[s.unit.passage] = s
     top = sorted(best.values(), key=lambda s: -s.score)[:RELATED]
-    lines = ["関連する記述（回答ではありません）:" if language == "ja" else "Related, but not an answer:"] if top else []
+    lines = (
+        ["関連する記述（回答ではありません）:" if language == "ja" else "Related, but not an answer:"] if top else []
+    )
     for s in top:
         n = numbering.cite(passages[s.unit.passage], [s.unit.quote])
         lines.append(f"- {s.unit.text} [{n}]")

@@ -25,12 +25,13 @@ from app.answer.evidence import Concept, Evidence, coverage
 from app.answer.question import unit_has_qualifier
 from app.answer.values import Span, find_values, identifier_words, split_identifier
 from app.models import VALUE_TYPES, AnswerType, Passage, QuestionPart, TypedQuestion
+from app.retrieval.bridge import english_words
 from core.text import content_tokens, normalize
 from core.units import Unit, code_language
 
 # A unit answers a part only when it covers this share of the part's own words (what is asked about
 # the focus); the rest of the question (its topic) and the passage's rank add to the ranking, not to this bar.
-ATTRIBUTE_MIN = 0.34
+ATTRIBUTE_MIN = 0.2
 # Several values for a plural part ("which flags…") come from units scoring within this share of its best.
 PLURAL_NEAR = 0.85
 MAX_PLURAL = 3
@@ -77,13 +78,17 @@ def part_query(
     attribute: Mapping[Concept, float],
     question: str,
     products: Sequence[str] = (),
+    other_parts: Sequence[str] = (),
 ) -> PartQuery:
-    """A part's query with its identifiers matched inside code too ("PodResources" meets ``pod-resources``)."""
-    named = tuple(
-        dict.fromkeys(
-            tuple(split_identifier(m.group())) for m in _NAMED.finditer(part.text) if m.group().lower() not in _GENERIC
-        )
-    )
+    """A part's query with its identifiers matched inside code too ("PodResources" meets ``pod-resources``).
+    A part that names no identifier is about the ones of the question's topic (a clause no other part has:
+    "If I leave slotsPerWorker out, what does it default to?")."""
+    named = _identifiers(part.text)
+    if not named:
+        topic = question
+        for other in [part.text, *other_parts]:
+            topic = topic.replace(other, " ")
+        named = _identifiers(topic)
     return PartQuery(
         part,
         _with_subwords(weights, part.text),
@@ -91,6 +96,14 @@ def part_query(
         tuple(t for name in products if (t := tuple(content_tokens(name))) and not set(t) <= _GENERIC),
         named,
         frozenset(m.group(1) for m in _VERSION.finditer(question)),
+    )
+
+
+def _identifiers(text: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(
+        dict.fromkeys(
+            tuple(split_identifier(m.group())) for m in _NAMED.finditer(text) if m.group().lower() not in _GENERIC
+        )
     )
 
 
@@ -143,7 +156,9 @@ _YAML_NAMES = re.compile(r"^\s*(kind|name):\s*[\"']?([\w.-]+)")
 
 def yaml_document(unit: Unit, units: Sequence[Unit]) -> str:
     """The ``kind``/``name`` lines of the YAML document (between ``---`` lines) holding a code line."""
-    lines = sorted((u.line, u.text) for u in units if u.kind in _CODE_KINDS and (u.passage, u.block) == (unit.passage, unit.block))
+    lines = sorted(
+        (u.line, u.text) for u in units if u.kind in _CODE_KINDS and (u.passage, u.block) == (unit.passage, unit.block)
+    )
     start = max((i for i, text in lines if text.strip() == "---" and i <= unit.line), default=-1)
     end = min((i for i, text in lines if text.strip() == "---" and i > unit.line), default=10**9)
     found = [m.group(2) for i, text in lines if start < i < end and (m := _YAML_NAMES.match(text))]
@@ -157,7 +172,10 @@ def _window(unit: Unit, units: Sequence[Unit]) -> str:
     near = [
         u.text
         for u in units
-        if u.passage == unit.passage and u.block == unit.block and abs(_line(u) - _line(unit)) <= 1 and u.kind in _CODE_KINDS
+        if u.passage == unit.passage
+        and u.block == unit.block
+        and abs(_line(u) - _line(unit)) <= 1
+        and u.kind in _CODE_KINDS
     ]
     return " ".join([*near, unit.context])
 
@@ -167,13 +185,50 @@ def _line(unit: Unit) -> int:
 
 
 def _new_values(part: QuestionPart, unit: Unit, question: str) -> list[Span]:
-    """Values of the part's type in the unit that the question did not already state."""
+    """Values of the part's type in the unit that the question did not already state (a quantity counting
+    something else is not one: "16 nodes" does not answer "how many rings")."""
     asked = normalize(question)
     return [
         s
         for s in find_values(part.answer_type, unit.text, code_lang=_unit_language(unit))
-        if normalize(s.text) not in asked and len(s.text) > 1
+        if normalize(s.text) not in asked and len(s.text) > 1 and counts(unit.text[s.start : s.end + 24], part.counted)
     ]
+
+
+# Counters and the unit words that count the same thing.
+_SAME_UNIT = {
+    "台": ("node", "machine", "server", "台"),
+    "ノード": ("node", "ノード"),
+    "秒": ("s", "sec", "second", "秒"),
+    "分": ("min", "minute", "分"),
+    "時間": ("h", "hour", "時間"),
+    "日": ("day", "日"),
+    "回": ("time", "回"),
+    "倍": ("x", "time", "倍"),
+    "層": ("layer", "level", "層"),
+    "段": ("level", "layer", "段"),
+    "%": ("%", "percent"),
+    "percent": ("%", "percent"),
+    "円": ("円",),
+    "万円": ("円", "万円"),
+}
+# The unit word right after a value's number ("16 nodes can be…" → nodes, "3層" → 層).
+_COUNTED_UNIT = re.compile(r"\d[\d.,]*\s*(?:[~〜–-]\s*\d[\d.,]*\s*)?(%|[a-z]+|[\u3040-\u30ff\u4e00-\u9fff]+)")
+
+
+def counts(value: str, counted: str) -> bool:
+    """Does a quantity ``value`` count what the question counts? A value with no unit word may; one whose unit
+    is another thing does not. ``counted`` empty: anything counts."""
+    if not counted:
+        return True
+    m = _COUNTED_UNIT.search(normalize(value))
+    unit = m.group(1) if m else ""
+    if not unit or unit.isdigit():
+        return True
+    glossed = english_words(f"w:{counted}") if not counted.isascii() else []
+    wanted = {counted, counted.rstrip("s"), *_SAME_UNIT.get(counted, ()), *glossed}
+    wanted = {w.rstrip("s").lower() for w in wanted if w}
+    return unit.rstrip("s") in wanted or any(unit.startswith(w) for w in wanted if len(w) > 2 or not w.isascii())
 
 
 def _best_span(spans: Sequence[Span], unit: Unit, query: PartQuery) -> Span:

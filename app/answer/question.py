@@ -77,7 +77,9 @@ def unit_has_qualifier(qualifier: str, text: str, lex: Lexicon | None = None) ->
 # Where one asked thing ends and the next begins: sentence ends, "; ", ", and", "and also", "、" or "と、"
 # between clauses, "また", "あと", "それと". A plain "and" / "と" only splits between two cued clauses.
 _HARD = re.compile(r"(?<=[?？。!！])\s*|;\s+|\n+")
-_SOFT = re.compile(r",?\s+(?:and|also|plus|as well as)\s+(?:also\s+)?|,\s+|と?、\s*|(?:また|あと|それと|それから)、?|と(?!、)")
+_SOFT = re.compile(
+    r",?\s+(?:and|also|plus|as well as)\s+(?:also\s+)?|,\s+|と?、\s*|(?:また|あと|それと|それから)、?|と(?!、)"
+)
 _PLURAL = re.compile(
     r"\b(flags|options|lines|settings|fields|keys|annotations|labels|parameters|variables|commands|values|names"
     r"|components|resources|plugins|steps|sysctls|entries)\b|(どんな|どの|何).{0,8}(たち|ら|一覧)|それぞれ|全部|すべて|流れ|手順"
@@ -128,15 +130,42 @@ def _merged(typed: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 # The asked noun of a clause: right after "which/what" (a few words may sit between: "which Kubernetes
 # release"), or at the end of a Japanese clause ("…のapiVersionは？", "…環境変数ってある？").
-_WH = re.compile(r"\b(which|what|what's|whats)\b((?:\s+[\w.'/-]+){0,3})\s*$")
-_WH_START = ("which", "what", "how", "when", "where", "who", "in which", "何", "どの", "どこ", "どれ", "いつ", "いくつ", "誰")
+_WH = re.compile(r"\b(which|what|what's|whats)\b((?:\s+[\w.'/-]+){0,4})\s*$")
+_ASIDE = re.compile(
+    r"[（(][^）)]{0,60}[）)]"
+)  # "環境変数（PYXIS_DEFAULT_IMAGEみたいなもの）ってある？": the aside is not the ending
+_WH_START = (
+    "which",
+    "what",
+    "how",
+    "when",
+    "where",
+    "who",
+    "in which",
+    "何",
+    "どの",
+    "どこ",
+    "どれ",
+    "いつ",
+    "いくつ",
+    "誰",
+)
 _JA_END = re.compile(r"^.{0,3}(は|って|を|が|の名前)?.{0,6}[？?]?\s*$")
 
 
+# An existence question asks for the thing it names: "is there an env var that…", "環境変数ってある？".
+_EXISTS = re.compile(r"^\s*(is there|are there|does .{1,40} have|do (we|you|i) have)\b|(って|は)(ある|あります|ない)")
+_WH_ANY = re.compile(r"\b(which|what|how|when|where|who)\b|何|どの|どこ|どれ|いつ|いくつ|どう")
+
+
 def _asked_noun(clause: str, pattern: re.Pattern[str]) -> bool:
-    norm = normalize(clause)
+    """Is a cue of this type what the clause asks for (a wh-question about it, an existence question, or
+    a Japanese clause ending on it), rather than a word it only mentions?"""
+    norm = _ASIDE.sub("", normalize(clause))
     for m in pattern.finditer(norm):
-        if m.group().startswith(_WH_START) or _WH.search(norm[: m.start()]):
+        if m.group().startswith(_WH_START) or _WH.search(norm[: m.start()]) or _WH_ANY.search(norm[: m.start()]):
+            return True
+        if _EXISTS.search(norm):
             return True
         if not norm.isascii() and _JA_END.match(norm[m.end() :]):
             return True
@@ -162,6 +191,25 @@ def _type_of(clause: str) -> AnswerType:
         return cast(AnswerType, asked[0])
     rest = [t for t in types if t not in VALUE_TYPES]
     return cast(AnswerType, rest[0] if rest else "fact")
+
+
+_COUNTED = (
+    re.compile(r"\bhow many ([a-z][\w-]*)"),
+    re.compile(r"\b(?:max(?:imum)? |min(?:imum)? )?number of ([a-z][\w-]*)"),
+    re.compile(r"\b(?:in|how many) (seconds|minutes|hours|days|gb|mb|kb|tb|percent|ms)\b"),
+    re.compile(r"何(人日|gb|mb|kb|tb|秒|分|時間|日|台|回|層|段|ノード|倍|%|円|万円)"),
+    re.compile(r"([\u30a0-\u30ff\u4e00-\u9fff]{1,6})数(?:の|は|って|が)"),
+)
+
+
+def counted(clause: str) -> str:
+    """What a quantity question counts or measures: "rings" in "how many rings", "リング" in "リング数の上限"."""
+    norm = normalize(clause)
+    for pattern in _COUNTED:
+        m = pattern.search(norm)
+        if m:
+            return m.group(1)
+    return ""
 
 
 def attribute_words(text: str, focus: Collection[str] = ()) -> list[str]:
@@ -212,6 +260,7 @@ def analyse(question: str, names: Collection[str] = (), selection: bool = False)
             attribute=" ".join(attribute_words(c)),
             qualifiers=qualifiers_of(c),
             plural=bool(_PLURAL.search(normalize(c))),
+            counted=counted(c) if t == "quantity" else "",
         )
         for c, t in asked
     ]

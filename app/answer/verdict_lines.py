@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 
 from app.advice.verdict import platform_label
 from app.models import Passage, Verdict
-from core.contract import StoredChunk
+from core.contract import Rule, StoredChunk
+from core.units import clean_markup
 
 Source = Passage | StoredChunk
 
@@ -41,16 +42,33 @@ def verdict_lines(verdict: Verdict, language: str) -> list[str]:
     if verdict.read_as:
         head += f" — {'読み取った状況' if ja else 'read as'}: {' · '.join(verdict.read_as)}"
     if verdict.value == "depends" and verdict.deciding_label:
-        head += f" （{'決め手' if ja else 'deciding'}: {verdict.deciding_label}）" if ja else f" (deciding: {verdict.deciding_label})"
+        head += (
+            f" （{'決め手' if ja else 'deciding'}: {verdict.deciding_label}）"
+            if ja
+            else f" (deciding: {verdict.deciding_label})"
+        )
     lines = [head]
     for vote in verdict.votes:
         marker = f" [{vote.n}]" if vote.n else ""
-        lines.append(f"- {vote.label} → {platform_label(vote.platform, language)}: {_short(vote.rule.condition)}{marker}")
+        lines.append(f"- {vote.label} → {platform_label(vote.platform, language)}: {rule_words(vote.rule)}{marker}")
     if verdict.changes:
         label = "結論が変わる条件" if ja else "What would change it"
         lines.append(f"- {label}: " + "; ".join(verdict.changes))
     return lines
 
 
-def _short(text: str, limit: int = 110) -> str:
+def rule_words(rule: Rule) -> str:
+    """What a rule says, in the document's words: a table row's situation and reason, a statement whole
+    ("…, Slurm is the front-runner"), with the heading it sits under when that heading names a criterion."""
+    if rule.source == "table":
+        text = f"{rule.condition} — {rule.reason}" if rule.reason else rule.condition
+    else:
+        text = clean_markup(rule.quote.strip().lstrip("-*+ ").strip()) or rule.condition
+    heading = rule.section.split(" > ")[-1]
+    if rule.source == "statement" and heading and heading not in text:
+        text = f"{text} ({heading})"
+    return _short(text)
+
+
+def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
