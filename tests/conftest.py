@@ -1,6 +1,6 @@
 """Shared fixtures: a fresh Settings per test (fake embedder, tmp index) and the tiny fixture corpus.
 
-The fake embedder (tests/fakes.py) is registered here as the backend ``"fake"``, so ``embedding_backend="fake"``
+The fake embedder (tests/support/fakes.py) is registered here as the backend ``"fake"``, so ``embedding_backend="fake"``
 works in this process; subprocesses name it ``fakes:FakeEmbeddings`` and find it through ``PYTHONPATH``.
 
 The fixture corpus (tests/fixtures/corpus) is written for these tests: one Japanese and one English
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeEmbeddings
-from paths import FIXTURE_CORPUS, TESTS_DIR
+from paths import FIXTURE_CORPUS, SUPPORT_DIR
 
 from core.settings import Settings
 from ingest.embeddings import register_backend
@@ -27,9 +27,10 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 
 register_backend("fake", lambda settings: FakeEmbeddings())
-# pytest puts tests/ on sys.path for this process only; commands the tests start (console scripts, child
+# pytest puts tests/support on sys.path for this process only (never tests/ itself: its app/ and ingest/
+# test packages would shadow the real ones); commands the tests start (console scripts, child
 # scripts) inherit it here, so ADVISOR_EMBEDDING_BACKEND=fakes:FakeEmbeddings imports in them too.
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS_DIR), os.environ.get("PYTHONPATH")]))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SUPPORT_DIR), os.environ.get("PYTHONPATH")]))
 
 
 @pytest.fixture

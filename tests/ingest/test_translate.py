@@ -1,6 +1,6 @@
 """`ingest --translate` over real HTTP against a loopback "translator" (OpenAI-compatible and Ollama routes).
 
-The tests' fake LLM server (tests/fake_openai_server.py) answers through ``Translator.reply``, which
+The tests' fake LLM server (tests/support/fake_openai_server.py) answers through ``Translator.reply``, which
 "translates" by swapping words through a small table, line by line, leaving code fences alone: the
 structure survives unless a test asks it to drop list items. Documents are written into tmp_path.
 """

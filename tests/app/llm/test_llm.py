@@ -1,6 +1,6 @@
 """Tests for app.llm.backends and app.llm.citations: the prompt, the real HTTP path to a loopback server, errors, and citation clean-up.
 
-The HTTP tests start tests/fake_openai_server.py on 127.0.0.1 and drive it through LangChain's ChatOpenAI
+The HTTP tests start tests/support/fake_openai_server.py on 127.0.0.1 and drive it through LangChain's ChatOpenAI
 and ChatOllama, so the SDKs, SSE/NDJSON parsing and our error translation all run for real.
 """
 

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-TESTS_DIR = Path(__file__).resolve().parent
+SUPPORT_DIR = Path(__file__).resolve().parent
+TESTS_DIR = SUPPORT_DIR.parent
 FIXTURES = TESTS_DIR / "fixtures"
 FIXTURE_CORPUS = FIXTURES / "corpus"
 PROJECT_ROOT = TESTS_DIR.parent
