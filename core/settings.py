@@ -82,6 +82,13 @@ class IndexSettings(_Section):
     embedding_batch_size: int = Field(
         16, ge=1, le=512, description="Texts per embedding call.", json_schema_extra=_env("EMBEDDING_BATCH_SIZE")
     )
+    embedding_cache_max_entries: int = Field(
+        20_000,
+        ge=1,
+        description="Most vectors the embedding cache keeps (in the index folder, or on the Chroma server); the least"
+        " recently used go first, never those of the live index.",
+        json_schema_extra=_env("EMBEDDING_CACHE_MAX_ENTRIES"),
+    )
     chunk_size: int = Field(
         600,
         ge=100,

@@ -128,13 +128,22 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             "docs_deleted",
             "chunks_total",
             "embedded",
+            "cache_hits",
+            "cache_misses",
             "seconds",
             "translations_stale",
+            "translations_unaligned",
         )
-        print(json.dumps({k: getattr(report, k) for k in keys}))
+        print(json.dumps({k: getattr(report, k) for k in keys}, ensure_ascii=False))
         for stale in report.translations_stale:  # stdout stays one JSON object; people read stderr
             print(
                 f"ingest: translation {stale} is stale (its original changed); `ingest --translate` rewrites it",
+                file=sys.stderr,
+            )
+        for companion, sections in report.translations_unaligned.items():
+            print(
+                f"ingest: translation {companion}: left out until re-translated (no matching section in the"
+                f" original): {'; '.join(sections)}",
                 file=sys.stderr,
             )
     else:

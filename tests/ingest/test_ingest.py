@@ -16,6 +16,7 @@ import pytest
 from fakes import FakeEmbeddings
 from paths import PROJECT_ROOT
 
+from core.contract import embed_text
 from core.settings import Settings
 from ingest.cli import main
 from ingest.documents import load_corpus
@@ -29,8 +30,11 @@ JSON_KEYS = {
     "docs_deleted",
     "chunks_total",
     "embedded",
+    "cache_hits",
+    "cache_misses",
     "seconds",
     "translations_stale",
+    "translations_unaligned",
 }
 
 NEW_DOC = """---
@@ -116,11 +120,12 @@ def test_a_no_op_reingest_embeds_nothing(settings: Settings, ingested: tuple[Fak
     assert not again.rebuilt
 
 
-def test_changing_one_document_re_embeds_only_its_chunks(
+def test_changing_one_document_re_embeds_only_its_changed_chunks(
     settings: Settings, ingested: tuple[FakeEmbeddings, IngestReport]
 ) -> None:
     embeddings, first = ingested
     before_chunks, before_vectors = live(settings).all_chunks(with_embeddings=True)
+    before_texts = {embed_text(c) for c in before_chunks}
     ja_before = {
         c.id: (c.text, v) for c, v in zip(before_chunks, before_vectors, strict=True) if c.doc_id == "scheduler-ja"
     }
@@ -133,9 +138,11 @@ def test_changing_one_document_re_embeds_only_its_chunks(
 
     gateway_chunks = doc_chunk_count(settings, "gateway-en")
     assert (report.docs_updated, report.docs_unchanged, report.docs_added) == (1, 1, 0)
-    assert report.embedded == gateway_chunks
-    assert embeddings.calls - calls == gateway_chunks
     chunks, vectors = live(settings).all_chunks(with_embeddings=True)
+    # Only the gateway's chunks whose text changed are embedded; its other chunks come from the cache.
+    changed = {embed_text(c) for c in chunks if c.doc_id == "gateway-en"} - before_texts
+    assert 0 < report.embedded == len(changed) == embeddings.calls - calls < gateway_chunks
+    assert (report.cache_hits, report.cache_misses) == (gateway_chunks - len(changed), len(changed))
     assert len({c.id for c in chunks}) == len(chunks) == report.chunks_total
     all_text = "\n".join(c.text for c in chunks)
     assert "512 MB" not in all_text and all_text.count("768 MB") == 1
@@ -206,21 +213,31 @@ def test_a_different_chunk_size_rebuilds(settings: Settings, ingested: tuple[Fak
     embeddings, first = ingested
     smaller = settings.with_(chunk_size=100, chunk_min=0)
     calls = embeddings.calls
+    before = {embed_text(c) for c in chunks_of(live(settings))}
     report = run_ingest(smaller, embeddings)
     assert report.rebuilt
     assert report.chunks_total > first.chunks_total
-    assert report.embedded == embeddings.calls - calls == report.chunks_total
+    new_texts = {embed_text(c) for c in chunks_of(live(smaller))} - before
+    assert 0 < report.embedded == embeddings.calls - calls == len(new_texts)
+    assert report.cache_hits + report.cache_misses == report.chunks_total
     gen = live(smaller)
     assert gen.meta is not None and gen.meta.chunk_size == 100
     assert all(len(c.text) <= 100 for c in chunks_of(gen))
 
 
-def test_rebuild_flag_re_embeds_everything(settings: Settings, ingested: tuple[FakeEmbeddings, IngestReport]) -> None:
+def test_rebuild_flag_rebuilds_everything_from_the_cache(
+    settings: Settings, ingested: tuple[FakeEmbeddings, IngestReport]
+) -> None:
     embeddings, first = ingested
     calls = embeddings.calls
+    before = {c.id: v for c, v in zip(*live(settings).all_chunks(with_embeddings=True), strict=True)}
     report = run_ingest(settings, embeddings, rebuild=True)
     assert report.rebuilt and report.generation != first.generation
-    assert report.embedded == embeddings.calls - calls == first.chunks_total
+    assert (report.embedded, embeddings.calls - calls) == (0, 0)
+    assert (report.cache_hits, report.cache_misses) == (first.chunks_total, 0)
+    after = {c.id: v for c, v in zip(*live(settings).all_chunks(with_embeddings=True), strict=True)}
+    assert after.keys() == before.keys()
+    assert all(after[k] == pytest.approx(before[k], abs=1e-7) for k in before)
 
 
 # --- bad input ----------------------------------------------------------------------------------------
@@ -297,7 +314,7 @@ def test_cli_json_prints_exactly_one_object_with_the_summary_keys(
     assert out.count("\n") == 1
     first = json.loads(out)
     assert set(first) == JSON_KEYS
-    assert first["docs_added"] == 2 and first["embedded"] == first["chunks_total"] > 0
+    assert first["docs_added"] == 2 and first["embedded"] == first["cache_misses"] == first["chunks_total"] > 0
     assert main(args) == 0
     second = json.loads(capsys.readouterr().out)
     assert (second["embedded"], second["docs_unchanged"], second["chunks_total"]) == (0, 2, first["chunks_total"])

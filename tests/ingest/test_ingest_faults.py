@@ -199,7 +199,9 @@ def test_a_failing_publish_drops_the_new_generation(
     names_before = names(store)
     change_corpus(settings.index.corpus_dir)
 
-    def failing_publish(self: Store, gen: Generation, documents: int, stale: object = ()) -> None:
+    def failing_publish(
+        self: Store, gen: Generation, documents: int, stale: object = (), unaligned: object = None
+    ) -> None:
         raise error()
 
     monkeypatch.setattr(Store, "publish", failing_publish)

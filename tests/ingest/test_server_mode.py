@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import chromadb
 import httpx
+import numpy as np
 import pytest
 from chromadb.config import Settings as ChromaSettings
 from fakes import FakeEmbeddings
@@ -34,6 +36,7 @@ from app.cli import main as ask_main
 from app.models import Answer
 from app.pipeline import Advisor
 from core.settings import Settings
+from ingest.embed_cache import ServerVectors, checksum
 from ingest.indexer import run_ingest
 from ingest.store import IndexUnavailable, Store
 
@@ -123,11 +126,11 @@ def http_client(host: str, port: int) -> chromadb.api.ClientAPI:
 
 
 def drop_collections(host: str, port: int, prefix: str) -> None:
-    """Leave a shared server as we found it (our pointer and every generation)."""
+    """Leave a shared server as we found it (our pointer, every generation and the embedding cache)."""
     with contextlib.suppress(Exception):
         client = http_client(host, port)
         for col in client.list_collections():
-            if col.name == prefix or col.name.startswith(f"{prefix}-g"):
+            if col.name == prefix or col.name.startswith(f"{prefix}-"):
                 client.delete_collection(col.name)
 
 
@@ -204,9 +207,50 @@ def test_incremental_reingest_through_the_server(server_settings: Settings) -> N
     assert gen is not None and gen.name == changed.generation != first.generation
     chunks, _ = gen.all_chunks()
     gateway = [c for c in chunks if c.doc_id == "gateway-en"]
-    assert changed.embedded == len(gateway) == embeddings.calls - calls  # only the changed document
+    rewritten = [c for c in gateway if "4096 MB" in c.text]
+    # only the changed document is chunked again, and only its changed chunk is embedded (the rest: cache)
+    assert changed.embedded == len(rewritten) == embeddings.calls - calls == 1
+    assert changed.cache_hits == len(gateway) - 1
     assert changed.chunks_total == len(chunks) == first.chunks_total
     assert "4096 MB" in Advisor(server_settings, embeddings).ask(EN_QUESTION).answer
+
+
+def test_moving_an_embedded_index_to_a_server_re_embeds_nothing(settings: Settings, server_settings: Settings) -> None:
+    embeddings = FakeEmbeddings()
+    local = run_ingest(settings, embeddings)
+    folder = settings.index.index_dir
+    before = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    moved = run_ingest(server_settings, embeddings)  # same corpus and index folder, a Chroma host set
+    assert (moved.embedded, moved.cache_hits, embeddings.calls) == (0, local.chunks_total, local.chunks_total)
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == before  # the folder is read, never written
+    # The server now holds the vectors itself: without the folder, a rebuild still embeds nothing.
+    shutil.rmtree(folder)
+    again = run_ingest(server_settings, embeddings, rebuild=True)
+    assert (again.embedded, again.cache_hits, embeddings.calls) == (0, local.chunks_total, local.chunks_total)
+    assert not folder.exists()
+    assert server_settings.index.chroma_host is not None
+    names = {c.name for c in http_client(server_settings.index.chroma_host, server_settings.index.chroma_port)
+             .list_collections()}  # fmt: skip
+    assert any(n.startswith(f"{server_settings.index.collection}-cache-") for n in names)
+
+
+def test_the_server_cache_drops_bad_entries_and_stays_bounded(
+    server_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = Store.open(server_settings).keyed_vectors("cache-test")
+    cache = ServerVectors(table)
+    clock = iter(range(100))
+    monkeypatch.setattr("ingest.embed_cache.time.time", lambda: float(next(clock)))
+    good = np.arange(1, 5, dtype=np.float32)
+    for key in "abcd":
+        cache.put({key: good})
+    # a vector that is not the one its checksum was made from: a torn or tampered entry
+    table.put(["d"], [good + 1], [{"checksum": checksum("d", good), "used": 9.0}])
+    got = cache.get(["a", "d", "missing"])
+    assert set(got) == {"a"} and got["a"].tolist() == good.tolist()
+    assert table.count() == 3  # the bad entry was dropped
+    assert cache.shrink(2, keep={"c"}) == 1  # a was just used and c is kept: b, the oldest other, goes
+    assert set(cache.get(list("abc"))) == {"a", "c"}
 
 
 # --- the core answer tests, embedded and server ------------------------------------------------------
