@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.metrics import STAGES, CaseScore, Summary, breakdown, by_answer_type, by_direction
+from evals.metrics import CaseScore
 from evals.runner import SystemRun
+from evals.summary import STAGES, Summary, breakdown, by_answer_type, by_direction
 
 DEFAULT_SYSTEM = "hybrid (default)"
 BASELINE_SYSTEM = "langchain-baseline"
@@ -210,7 +211,17 @@ def markdown(runs: Sequence[SystemRun], golden: Path, chart: str | None, context
         lines += ["Systems:", "", *notes, ""]
     lines += [f"## Targets ({main.name})", ""]
     lines += [f"- {'✅' if met else '❌'} {text}" for text, met in target_checks(runs)]
-    lines += [
+    lines += [*_breakdowns(main), *_verdict_line(main.summary)]
+    for run in [main, *(r for r in runs if r is not main)]:
+        lines += _failures(run, main=run is main)
+    return "\n".join(lines)
+
+
+def _breakdowns(main: SystemRun) -> list[str]:
+    """Accuracy by language and tag, by direction and by answer type, with the stage each failure was lost at."""
+    scores = main.scores
+    stages = " | ".join(STAGES)
+    lines = [
         "",
         f"## Accuracy by language and tag ({main.name})",
         "",
@@ -225,7 +236,7 @@ def markdown(runs: Sequence[SystemRun], golden: Path, chart: str | None, context
         "A translation companion counts as its original (an English question about the Japanese article is",
         "en->ja even when it is answered from the English translation). Failures by the stage that lost them.",
         "",
-        "| direction | cases | accuracy | key facts in contexts | lost: " + " | ".join(STAGES) + " |",
+        f"| direction | cases | accuracy | key facts in contexts | lost: {stages} |",
         "|---|---:|---:|---:|" + "---:|" * len(STAGES),
     ]
     lines += [
@@ -241,7 +252,7 @@ def markdown(runs: Sequence[SystemRun], golden: Path, chart: str | None, context
         "The case's labelled type (a near-miss question counts as 'none'); 'typed' is the share the advisor",
         "read as that type. Failures by the stage that lost them.",
         "",
-        "| answer type | cases | accuracy | typed | lost: " + " | ".join(STAGES) + " |",
+        f"| answer type | cases | accuracy | typed | lost: {stages} |",
         "|---|---:|---:|---:|" + "---:|" * len(STAGES),
     ]
     lines += [
@@ -250,8 +261,11 @@ def markdown(runs: Sequence[SystemRun], golden: Path, chart: str | None, context
         + " |"
         for k, r in by_answer_type(scores).items()
     ]
-    summ = main.summary
-    lines += [
+    return lines
+
+
+def _verdict_line(summ: Summary) -> list[str]:
+    return [
         "",
         f"Verdicts: expected verdict on {fmt('accuracy', summ.verdict_accuracy)} of labelled selection cases; "
         f"verdict lines on non-selection questions: {summ.verdict_on_factual}; "
@@ -262,18 +276,16 @@ def markdown(runs: Sequence[SystemRun], golden: Path, chart: str | None, context
         f"{summ.answerable_refused} ({fmt('accuracy', summ.answerable_refused_rate)}).",
         "",
     ]
-    for run in [main, *(r for r in runs if r is not main)]:
-        failed = run.failed
-        lines += [f"## Failed cases: {run.name} ({len(failed)} of {len(run.scores)})", ""]
-        if not failed:
-            lines += ["None.", ""]
-            continue
-        body = [line for s in failed for line in failure_lines(s)]
-        if run is main:
-            lines += body
-        else:  # the other systems' failures matter less; keep the page scannable
-            lines += ["<details><summary>show</summary>", "", *body, "</details>", ""]
-    return "\n".join(lines)
+
+
+def _failures(run: SystemRun, main: bool) -> list[str]:
+    failed = run.failed
+    lines = [f"## Failed cases: {run.name} ({len(failed)} of {len(run.scores)})", ""]
+    if not failed:
+        return [*lines, "None.", ""]
+    body = [line for s in failed for line in failure_lines(s)]
+    # the other systems' failures matter less; keep the page scannable
+    return [*lines, *body] if main else [*lines, "<details><summary>show</summary>", "", *body, "</details>", ""]
 
 
 def plot(runs: Sequence[SystemRun], path: Path) -> None:

@@ -20,7 +20,8 @@ from tqdm import tqdm
 
 from app.models import Answer
 from evals.golden import GoldenCase
-from evals.metrics import CaseScore, Summary, score_case, summarize
+from evals.metrics import CaseScore, score_case
+from evals.summary import Summary, summarize
 from ingest.store import IndexUnavailable
 
 System = Callable[[str], Answer]

@@ -16,10 +16,10 @@ from evals.metrics import (
     reciprocal_rank,
     score_case,
     section_matches,
-    summarize,
     token_f1,
     tokens,
 )
+from evals.summary import summarize
 
 
 def make_case(**overrides: object) -> GoldenCase:
