@@ -9,7 +9,6 @@ numbered passages to an LLM backend. Timings are recorded per stage.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,6 @@ from app.answer.citations import enrich
 from app.answer.compose import compose, is_howto_question, related_lines
 from app.answer.evidence import (
     HOUSEKEEPING,
-    INJECTION,
     Evidence,
     concept_weights,
     followers,
@@ -33,6 +31,7 @@ from app.answer.evidence import (
     score_passages,
     split_units,
 )
+from app.answer.guard import QuestionError, strip_injection, validate_question
 from app.answer.locate import Located, PartQuery, locate, part_query
 from app.answer.question import analyse
 from app.models import Answer, Passage, Profile, Recommendation, Turn, TypedQuestion, Verdict
@@ -48,35 +47,10 @@ from core.situation import Situation
 from core.text import content_tokens, detect_language
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 
+__all__ = ["Advisor", "QuestionError", "strip_injection", "validate_question"]
+
 CANDIDATE_FACTOR = 3  # passages retrieved per passage used: room to drop a section's other version
 CONTEXT_WEIGHT = 0.5  # a follow-up's earlier question counts this much in evidence scoring
-
-
-class QuestionError(ValueError):
-    """A question we cannot process; the message is shown to the user as is."""
-
-
-def validate_question(question: str, max_chars: int) -> str:
-    # Lone surrogates can arrive through JSON or a non-UTF-8 terminal; replace them rather than crash.
-    text = (question or "").encode("utf-8", "replace").decode("utf-8").replace("\x00", "").strip()
-    if not text:
-        raise QuestionError("The question is empty: type a question. / 質問が空です。")
-    if len(text) > max_chars:
-        raise QuestionError(
-            f"The question is {len(text):,} characters long; the limit is {max_chars:,}. "
-            f"/ 質問が長すぎます（{len(text):,}文字、上限{max_chars:,}文字）。"
-        )
-    return text
-
-
-def strip_injection(question: str) -> str:
-    """Remove sentences that try to instruct the assistant; what is left is the real question."""
-    if not INJECTION.search(question):
-        return question  # untouched: re-joining sentences would alter "1.40" or code
-    # A period ends a sentence only before whitespace ("v1.40" stays whole); CJK marks end one anyway.
-    parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？\n])\s*", question)
-    kept = [p for p in parts if p.strip() and not INJECTION.search(p)]
-    return " ".join(kept).strip()
 
 
 class Advisor:
