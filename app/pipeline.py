@@ -44,6 +44,7 @@ from core.contract import DocumentInfo, IndexInfo, Rule, contextual_text
 from core.numeric import cosine_rows
 from core.settings import Settings
 from core.situation import Situation
+from core.situation import read as read_cues
 from core.text import content_tokens, detect_language
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 
@@ -197,7 +198,7 @@ class Advisor:
 
     def _selection(self, turn: Resolved) -> bool:
         """A platform choice: asked now, or asked earlier in a conversation the new turn continues."""
-        situated = bool(self.reader.read(turn.focus))
+        situated = bool(read_cues(turn.focus))  # cue phrases only: the embedder reads only selection questions
         return is_selection_question(turn.focus, situated) or (
             bool(turn.context) and any(is_selection_question(q) for q in turn.earlier)
         )

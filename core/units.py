@@ -21,6 +21,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from core import markdown as md
 from core.text import split_sentences
@@ -113,6 +114,16 @@ def code_window(unit: Unit, units: Sequence[Unit], before: int = 1, after: int =
 def split_units(text: str, kind: str = "text", passage: int = 0) -> list[Unit]:
     """All evidence units of one passage, in order, each tagged with its block (paragraph, list,
     table or code block) so that a lead-in sentence can bring the list it introduces along."""
+    return list(_split_units(text, kind, passage))
+
+
+@lru_cache(maxsize=8192)
+def _split_units(text: str, kind: str, passage: int) -> tuple[Unit, ...]:
+    # the same chunks come back question after question: parsing them once is most of an answer's time
+    return tuple(_read_units(text, kind, passage))
+
+
+def _read_units(text: str, kind: str, passage: int) -> list[Unit]:
     units = _UnitReader(passage, md.lines(text)).read(md.parse_passage(text))
     # A list item that only introduces nested items, a label ("Kubernetesの強み"), is context, not evidence;
     # a parent item that states something stays. A lead-in item ("… does three things:") stays too: it
