@@ -333,9 +333,3 @@ def _pack_section(
         else:
             out.append(RawChunk(section, tail, _kind_of(kinds)))
     return out
-
-
-# Line patterns for ``ingest.translator.writer.split_sections``, which cuts raw text before headings and must
-# keep every line ending: the same ATX-heading and fence rules as ``core.markdown``, for one line at a time.
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")

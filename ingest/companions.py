@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from core import markdown as md
 from ingest.chunking import headings, parse_blocks
 from ingest.documents import Document
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+")
 # A heading's number survives translation ("2. 推奨シナリオ" / "2. Recommended scenarios", "①" / "(1)").
 _NUMBER = re.compile(r"^[(]?(\d+(?:\.\d+)*)(?:[.):]|\s|$)")
 _CIRCLED = {chr(0x2460 + i): str(i + 1) for i in range(20)}  # ① … ⑳
@@ -118,7 +118,7 @@ def _sections(body: str) -> list[_Section]:
             if b.section != path:
                 continue
             if b.kind == "list":
-                kinds.append(f"list item ({sum(1 for ln in b.text.splitlines() if _ITEM.match(ln))} with sub-items)")
+                kinds.append(f"list item ({_items(b.text)} with sub-items)")
             elif b.kind == "table":
                 kinds.append(f"table ({sum(1 for ln in b.text.splitlines() if ln.strip())} lines)")
             elif b.kind == "code":
@@ -128,6 +128,12 @@ def _sections(body: str) -> list[_Section]:
         below = next((j for j in range(i + 1, len(out)) if out[j].level <= s.level), len(out)) - i - 1
         out[i] = _Section(s.path, s.level, s.key, s.kinds, below)
     return out
+
+
+def _items(text: str) -> int:
+    """The list items of one top-level item's text, nested items included, as the parser reads them: a
+    '- x' line in a code block inside the item is code, not an item."""
+    return sum(1 for b in md.walk(md.parse(text)) if b.kind == "item")
 
 
 def structure_problem(translation: str, original: str) -> str | None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from app.models import Passage, to_passage
 from app.retrieval.snapshot import Snapshot
+from core import markdown as md
 from core.contract import StoredChunk
 from core.units import Unit, split_units
 
@@ -101,14 +102,12 @@ def _section_units(chunks: Sequence[StoredChunk]) -> list[Unit]:
 
 
 def _last_table_header(text: str) -> tuple[str, str] | None:
-    """Header and separator of the table that ends ``text``, if it ends with one."""
-    lines = text.rstrip("\n").split("\n")
-    if not lines or not lines[-1].lstrip().startswith("|"):
-        return None
-    start = len(lines) - 1
-    while start > 0 and lines[start - 1].lstrip().startswith("|"):
-        start -= 1
-    return (lines[start], lines[start + 1]) if start + 1 < len(lines) else None
+    """Header and delimiter row of the table that ends ``text``, if it ends with one (read as ``split_units``
+    reads a passage: a table may sit in a list item or a quote, and a line of code that starts with "|" is code)."""
+    src = md.lines(text)
+    last = len(md.lines(text.rstrip()))
+    tables = [b for b in md.walk(md.parse_passage(text)) if b.kind == "table" and b.end == last]
+    return (src[tables[-1].start], src[tables[-1].start + 1]) if tables else None
 
 
 def _position(unit_quote: str, units: Sequence[Unit]) -> tuple[int, int, int] | None:
@@ -147,12 +146,16 @@ def original_quote(p: Passage, quotes: Sequence[str], snap: Snapshot) -> tuple[s
     units = original_units(p, quotes, snap)
     if not units:
         return None
+    whole = {u.block for u in units if u.kind == "code"}
     lines: list[str] = []
     for u in units:
-        for line in u.quote.split("\n"):
-            if line not in lines or not line.startswith("|"):
-                lines.append(line)
-    return p.original_section, "\n".join(dict.fromkeys(lines))
+        quote = u.quote.split("\n")
+        if (u.kind == "code_line" and u.block in whole) or all(line in lines for line in quote):
+            continue  # shown already, or shown with its whole code block
+        if u.kind == "row":  # header and delimiter row once, above every row of the table
+            quote = [line for line in quote if line not in lines]
+        lines.extend(quote)  # a code block whole: its closing fence repeats its opening one
+    return p.original_section, "\n".join(lines)
 
 
 def _unit_quotes(quote: str, units: Sequence[Unit]) -> list[str]:

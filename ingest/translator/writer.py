@@ -17,6 +17,7 @@ A stale companion written by a person is kept, not overwritten: delete it to hav
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -29,11 +30,10 @@ import yaml
 from pydantic import BaseModel, Field
 from tqdm import tqdm
 
+from core import markdown as md
 from core.files import write_atomic
 from core.settings import Settings
-
-# The chunker's own heading and fence patterns, so a section cut here is a section everywhere else.
-from ingest.chunking import _FENCE, _HEADING, headings
+from ingest.chunking import headings
 from ingest.companions import structure_problem
 from ingest.documents import Document, load_corpus, parse_document
 from ingest.translator.backend import (
@@ -52,7 +52,7 @@ LANGUAGE_NAMES: dict[str, str] = {"en": "English", "ja": "Japanese"}
 TITLE_SUFFIX: dict[str, str] = {"en": " (English translation)", "ja": "（日本語訳）"}
 COMPLETENESS = "translation (machine translation of the whole document; not the publisher's wording)"
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_WRAPPED = re.compile(r"\A```[ \t]*(?:markdown|md)?[ \t]*\n(.*)\n```\s*\Z", re.DOTALL | re.IGNORECASE)
+_WRAPPER_LANGUAGES = ("", "markdown", "md")  # the info strings a model wraps Markdown in
 _LANG_SUFFIX = re.compile(r"-(en|ja)$")
 
 
@@ -82,23 +82,13 @@ class TranslateReport(BaseModel):
 
 
 def split_sections(body: str) -> list[str]:
-    """Cut ``body`` before every heading outside code fences; the pieces join back to ``body`` exactly."""
-    pieces: list[str] = []
-    current: list[str] = []
-    fence: str | None = None
-    for line in body.splitlines(keepends=True):
-        if fence is not None:
-            if line.strip().startswith(fence):
-                fence = None
-        elif opening := _FENCE.match(line):
-            fence = opening.group(1)
-        elif _HEADING.match(line.rstrip("\r\n")) and current:
-            pieces.append("".join(current))
-            current = []
-        current.append(line)
-    if current:
-        pieces.append("".join(current))
-    return pieces
+    """Cut ``body`` before every section heading, as ``core.markdown`` reads the body (so a '#' line in code,
+    an HTML block or a list item is text); the pieces join back to ``body`` exactly, line endings and all."""
+    offsets = md.line_offsets(body)
+    # the chunker's sections: a top-level ATX heading with a title (``ingest.chunking.headings``)
+    cuts = [offsets[b.start] for b in md.parse(body) if b.kind == "heading" and not b.is_setext and b.text]
+    bounds = [0, *cuts, len(body)]
+    return [body[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def section_problem(translated: str, original: str) -> str | None:
@@ -110,12 +100,35 @@ def section_problem(translated: str, original: str) -> str | None:
 
 
 def clean_reply(reply: str, original: str) -> str:
-    """The model's reply without the Markdown fence some models wrap it in (unless the section is one)."""
+    """The model's reply without the Markdown fence some models wrap it in. The wrapper is told from code by
+    what is inside: a fence is a wrapper when taking it off leaves as many code blocks as the original has
+    (a wrapper's inner fences close it early by CommonMark's rules, so the whole reply reads as several
+    blocks, not one)."""
     text = reply.strip()
-    wrapped = _WRAPPED.match(text)
-    if wrapped and not original.lstrip().startswith(("```", "~~~")):
-        text = wrapped.group(1).strip()
+    inner = _inside_fence(text)
+    if inner is not None and _code_blocks(inner) == _code_blocks(original):
+        text = inner
     return text
+
+
+def _inside_fence(text: str) -> str | None:
+    """What lies between ``text``'s first line, a fence tagged as Markdown or not at all, and its last line, a
+    closing fence for it; None otherwise (a fence left open may be a reply cut short)."""
+    blocks, src = md.parse(text), md.lines(text)
+    opening = blocks[0] if blocks else None
+    if opening is None or opening.kind != "code" or not opening.markup or opening.start != 0 or len(src) < 2:
+        return None
+    closing = src[-1].strip()
+    if opening.language not in _WRAPPER_LANGUAGES or not closing.startswith(opening.markup):
+        return None
+    if closing.strip(opening.markup[0]):  # a fence line with an info string opens, never closes
+        return None
+    offsets = md.line_offsets(text)
+    return text[offsets[1] : offsets[len(src) - 1] - 1].strip()
+
+
+def _code_blocks(text: str) -> int:
+    return sum(1 for b in md.walk(md.parse(text)) if b.kind == "code")
 
 
 def companion_id(original_id: str, to: str) -> str:

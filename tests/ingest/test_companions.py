@@ -127,6 +127,18 @@ def test_a_structure_mismatch_names_the_section(translation: str, expected: str)
     assert [d.id for d in linked.documents] == ["art-ja"]  # the broken companion is not indexed
 
 
+def test_list_items_are_counted_as_the_parser_reads_them() -> None:
+    original = "## A\n\n- Set the queue:\n  - name: gpu\n  - nodes: 4\n"
+    # the sub-items turned into a code block inside the item: their lines look like items, but are code
+    as_code = "## A\n\n- キューを設定する:\n\n  ```yaml\n  - name: gpu\n  - nodes: 4\n  ```\n"
+    problem = structure_problem(as_code, original)
+    assert problem is not None
+    assert "holds list item (1 with sub-items); the original list item (3 with sub-items)" in problem
+    # an item holding the same code on both sides corresponds
+    holding = "## A\n\n- Apply it:\n\n  ```yaml\n  - name: gpu\n  ```\n  - and check it\n"
+    assert structure_problem(holding.replace("Apply it", "適用する"), holding) is None
+
+
 def test_a_translation_of_a_missing_document_is_an_error() -> None:
     _, translation = _docs()
     linked = link([translation])

@@ -197,13 +197,35 @@ def companion(path: Path) -> tuple[Document, dict[str, Any]]:
         ("no heading at all\n", 1),
         ("\n# 見出し\n本文。\n\n## 次\n- 項目\n", 3),
         ("# A\n```\n# not a heading\n```\n## B", 2),
+        ("# A\r\ntext\r## B\rmore\r\n", 2),
+        ("intro\n   ## Indented up to three spaces is a heading\ntext\n", 2),
+        ("# A\n- # in a list item\n> # in a quote\n#hashtag\n#\nTitle\n---\n", 1),
     ],
 )
 def test_split_sections_joins_back_and_cuts_only_at_real_headings(body: str, count: int) -> None:
     pieces = split_sections(body)
     assert "".join(pieces) == body
     assert len(pieces) == count
-    assert all(p.startswith("#") for p in pieces[1:])
+    assert all(p.lstrip(" ").startswith("#") for p in pieces[1:])
+
+
+@pytest.mark.parametrize(
+    ("body", "sections"),
+    [
+        # a longer fence holds a shorter one: the inner ``` neither closes it nor opens another
+        ("# A\n````md\n```\n# in code\n```\n````\n## B\n", ["# A", "## B"]),
+        # backticks in a fence's info string make it a code span, not a fence that never closes
+        ("# A\n```x``` is inline code\n## B\n", ["# A", "## B"]),
+        # four spaces make an indented code block, not a fence: the heading after it is a heading
+        ("# A\n\n    ```\n# B\n", ["# A", "# B"]),
+        # an HTML block runs to its closing tag
+        ("# A\n<pre>\n# in pre\n</pre>\n\n## B\n", ["# A", "## B"]),
+    ],
+)
+def test_split_sections_reads_code_and_html_as_the_parser_does(body: str, sections: list[str]) -> None:
+    pieces = split_sections(body)
+    assert "".join(pieces) == body
+    assert [p.split("\n")[0] for p in pieces] == sections
 
 
 def test_section_problem_checks_lists_before_the_first_heading_too() -> None:
@@ -216,6 +238,35 @@ def test_section_problem_checks_lists_before_the_first_heading_too() -> None:
 def test_clean_reply_unwraps_a_fence_only_when_the_section_is_not_code() -> None:
     assert clean_reply("```markdown\n## A\ntext\n```\n", "## X\ntext") == "## A\ntext"
     assert clean_reply("```\ncode\n```", "```\ncode\n```") == "```\ncode\n```"
+    assert clean_reply("~~~md\n## A\n```sh\nls\n```\n~~~", "## X\n```sh\nls\n```") == "## A\n```sh\nls\n```"
+
+
+@pytest.mark.parametrize(
+    ("reply", "original", "expected"),
+    [
+        # the wrapper's own fence characters inside it: the section's code block survives the unwrapping
+        ("```markdown\n## A\n\n```sh\nls\n```\n```", "## X\n\n```sh\nls\n```", "## A\n\n```sh\nls\n```"),
+        # a section that starts with code (but is more than code) is unwrapped too
+        ("```\n```sh\nls\n```\n\n一覧。\n```", "```sh\nls\n```\n\nLists them.", "```sh\nls\n```\n\n一覧。"),
+        # a section that is one code block, wrapped once more
+        ("````md\n```\ncode\n```\n````", "```\ncode\n```", "```\ncode\n```"),
+    ],
+)
+def test_clean_reply_unwraps_a_wrapper_around_code(reply: str, original: str, expected: str) -> None:
+    assert clean_reply(reply, original) == expected
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "```md\n## A\n```\n\ntext\n\n```\ncode\n```",  # opens and closes with code blocks, holds none
+        "```markdown\n## A\ntext",  # a fence left open: the reply may be cut short
+        "```yaml\nkey: value\n```",  # code, not a wrapper
+        "```\n## A\n```sh",  # the last line opens a fence, it closes none
+    ],
+)
+def test_clean_reply_leaves_a_reply_that_is_not_one_wrapper_alone(reply: str) -> None:
+    assert clean_reply(reply, "## X\ntext") == reply
 
 
 @pytest.mark.parametrize(
