@@ -325,6 +325,12 @@ def locate(
     located: list[Located] = []
     missing: list[int] = []
     for i, query in enumerate(queries):
+        if query.part.answer_type == "procedure":
+            # "how do I …?" is answered by the command that does it, when a code line holds one; a procedure
+            # with none is still answered by its steps in prose, so nothing is missing
+            as_command = replace(query, part=query.part.model_copy(update={"answer_type": "command"}))
+            located.extend(locate_part(i, as_command, question, evidence, passages)[:1])
+            continue
         if not is_value_part(query.part):
             continue
         found = locate_part(i, query, question, evidence, passages)
