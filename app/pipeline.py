@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from app.answer.evidence import (
     split_units,
 )
 from app.answer.guard import QuestionError, strip_injection, validate_question
-from app.answer.locate import Located, PartQuery, locate, part_query
+from app.answer.locate import Located, PartQuery, cover_parts, locate, part_query
 from app.answer.question import analyse
 from app.models import Answer, Passage, Profile, Recommendation, Turn, TypedQuestion, Verdict
 from app.retrieval.bridge import english_words
@@ -46,6 +46,7 @@ from core.settings import Settings
 from core.situation import Situation
 from core.situation import read as read_cues
 from core.text import content_tokens, detect_language
+from core.units import Unit
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 
 __all__ = ["Advisor", "QuestionError", "strip_injection", "validate_question"]
@@ -237,12 +238,13 @@ class Advisor:
         evidence = self._evidence(turn, query, passages, snap)
         queries = self._part_queries(typed, turn, query, snap)
         located, missing = locate(typed, queries, typed_text(turn, query), evidence, passages)
+        covering = cover_parts(queries, located, evidence, passages)
         strength = self._support(evidence, passages, language)
         situation = self.reader.situation(turn.focus, turn.earlier) if typed.answer_type == "selection" else None
         decision = refusal.decide(
             query, language, strength, snap.known_words, typed, missing, len(located), situation=bool(situation)
         )
-        return _Reading(typed, evidence, located, missing, decision, situation)
+        return _Reading(typed, evidence, located, missing, decision, situation, covering)
 
     def _extractive(
         self, question: str, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
@@ -254,7 +256,9 @@ class Advisor:
         asked_missing = [
             r.typed.parts[i].text for i in r.missing if r.typed.parts[i].answer_type in refusal.STRICT_TYPES
         ]
-        draft = compose(turn.focus, language, passages, r.evidence, verdict, snap, r.located, asked_missing, wanted)
+        draft = compose(
+            turn.focus, language, passages, r.evidence, verdict, snap, r.located, asked_missing, wanted, r.covering
+        )
         if not draft.citations:
             # no quotable evidence at all (e.g. passages that are only a table header): say so, never
             # show an empty answer
@@ -346,6 +350,7 @@ class _Reading:
     missing: list[int]
     decision: refusal.Decision
     situation: Situation | None = None
+    covering: list[Unit] = field(default_factory=list)
 
 
 def typed_text(turn: Resolved, query: str) -> str:

@@ -185,13 +185,15 @@ def compose(
     located: Sequence[Located] = (),
     missing: Sequence[str] = (),
     needs: Sequence[str] = (),
+    covering: Sequence[Unit] = (),
 ) -> Draft:
     """Build the answer lines from scored units (assumes the caller decided not to refuse).
 
     A verdict opens the answer, citing the quote of each rule behind it. A typed question opens with the
     values found (``located``), each cited, and says which of its parts no document answers (``missing``);
     their units are quoted first, the value in bold (a code line with its neighbours, marked as from the
-    block). Then the best other units, quoted with their citation numbers. Lead-ins bring along what they
+    block); then each other part's own best unit (``covering``), then the best other units, quoted with their
+    citation numbers. Lead-ins bring along what they
     announce (from ``evidence.units``)."""
     numbering = _Numbering()
     lines: list[str] = []
@@ -209,9 +211,11 @@ def compose(
     if missing:
         lines.append(missing_line(missing, language))
     value_units = list(dict.fromkeys(loc.unit for loc in located))
-    rest = [s for s in evidence.scored if s.unit not in value_units]
-    chosen = select_units(rest, limit=max(MAX_UNITS - len(value_units), 2), units=evidence.units)
     scores = {s.unit: s.score for s in evidence.scored}
+    first = [ScoredUnit(u, scores.get(u, 1.0)) for u in covering if u not in value_units]
+    rest = [s for s in evidence.scored if s.unit not in value_units and s.unit not in covering]
+    limit = max(MAX_UNITS - len(value_units) - len(first), 2)
+    chosen = first + select_units(rest, limit=limit, units=evidence.units)
     ordered, attached = attach_followers(chosen[: MAX_UNITS + 1], evidence.units, is_howto_question(question), scores)
     if ordered or value_units:
         lines.append("ナレッジベースの該当箇所:" if ja else "From the knowledge base:")

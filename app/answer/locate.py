@@ -339,3 +339,38 @@ def locate(
         else:
             missing.append(i)
     return located, missing
+
+
+# A part's own best unit is quoted only when it covers this share of the part's documented words.
+COVER_MIN = 0.3
+_PROSE = ("sentence", "item", "row")
+
+
+def cover_parts(
+    queries: Sequence[PartQuery], located: Sequence[Located], evidence: Evidence, passages: Sequence[Passage]
+) -> list[Unit]:
+    """For a question of several parts, each part that no value answers gets its own best prose unit, so the
+    parts are covered before a second unit is added for any one part ("…which flags? Does the remap give me
+    root?" quotes the sentence about root too). One-part questions are left to the ordinary selection."""
+    if len(queries) < 2:
+        return []
+    answered = {loc.part for loc in located}
+    best_fused = max((p.score for p in passages), default=0.0) or 1.0
+    chosen: list[Unit] = []
+    for i, query in enumerate(queries):
+        if i in answered or not query.attribute:
+            continue
+        attribute = documented(query.attribute, passages)
+        if not attribute:
+            continue
+        ranked = []
+        for unit in evidence.units:
+            if unit.kind not in _PROSE or unit in chosen or unit.passage >= len(passages):
+                continue
+            passage = passages[unit.passage]
+            own = coverage(attribute, unit_text(unit, passage))
+            if own >= COVER_MIN:
+                ranked.append((own + 0.2 * passage.score / best_fused, unit))
+        if ranked:
+            chosen.append(max(ranked, key=lambda pair: pair[0])[1])
+    return chosen
