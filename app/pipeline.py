@@ -256,8 +256,19 @@ class Advisor:
         asked_missing = [
             r.typed.parts[i].text for i in r.missing if r.typed.parts[i].answer_type in refusal.STRICT_TYPES
         ]
+        lists = any(p.answer_type == "list" for p in r.typed.parts)
         draft = compose(
-            turn.focus, language, passages, r.evidence, verdict, snap, r.located, asked_missing, wanted, r.covering
+            turn.focus,
+            language,
+            passages,
+            r.evidence,
+            verdict,
+            snap,
+            r.located,
+            asked_missing,
+            wanted,
+            r.covering,
+            lists,
         )
         if not draft.citations:
             # no quotable evidence at all (e.g. passages that are only a table header): say so, never

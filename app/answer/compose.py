@@ -148,13 +148,15 @@ def attach_followers(
     units: Sequence[Unit],
     howto: bool = False,
     scores: Mapping[Unit, float] | None = None,
+    whole_lists: bool = False,
 ) -> tuple[list[ScoredUnit], dict[Unit, list[Unit]]]:
     """Give each lead-in unit the list, table or code it announces — and, for a how-to question, a
     unit the command example right after it; a unit shown that way is not repeated on its own line.
 
     A sentence that announces "three things:" gets all of them (up to MAX_FOLLOWERS). A section
     heading only stands for its table, so it gets the HEADING_ROWS rows that match the question best
-    (by ``scores``), in document order. Nothing is shown twice, and an answer shows one code block."""
+    (by ``scores``), in document order. For a question asking for a list (``whole_lists``) a list item brings
+    its sibling items. Nothing is shown twice, and an answer shows one code block."""
     attached: dict[Unit, list[Unit]] = {}
     used: set[Unit] = {s.unit for s in ordered if s.unit.kind == "code"}
     code_shown = bool(used)
@@ -163,6 +165,9 @@ def attach_followers(
         if s.unit.kind == "heading" and len(rows) > HEADING_ROWS:
             best = sorted(rows, key=lambda r: -(scores or {}).get(r, 0.0))[:HEADING_ROWS]
             rows = [r for r in rows if r in best]
+        if not rows and whole_lists and s.unit.kind == "item" and s.unit not in used:
+            # a question asking for the list ("what are the ways…") gets the item's siblings with it
+            rows = [u for u in siblings(s.unit, units) if u not in used][:MAX_SIBLINGS]
         if not rows and howto and not code_shown:
             code = code_after(s.unit, units)
             rows = [code] if code is not None and code not in used else []
@@ -173,6 +178,20 @@ def attach_followers(
             attached[s.unit] = rows
             used.update(rows)
     return [s for s in ordered if s.unit not in used or s.unit.kind == "code"], attached
+
+
+MAX_SIBLINGS = 6
+
+
+def siblings(item: Unit, units: Sequence[Unit]) -> list[Unit]:
+    """The other items of the list holding ``item`` (same passage, block and parent), in order."""
+    return [
+        u
+        for u in units
+        if u.kind == "item"
+        and u != item
+        and (u.passage, u.block, u.context) == (item.passage, item.block, item.context)
+    ]
 
 
 def compose(
@@ -186,6 +205,7 @@ def compose(
     missing: Sequence[str] = (),
     needs: Sequence[str] = (),
     covering: Sequence[Unit] = (),
+    whole_lists: bool = False,
 ) -> Draft:
     """Build the answer lines from scored units (assumes the caller decided not to refuse).
 
@@ -216,7 +236,9 @@ def compose(
     rest = [s for s in evidence.scored if s.unit not in value_units and s.unit not in covering]
     limit = max(MAX_UNITS - len(value_units) - len(first), 2)
     chosen = first + select_units(rest, limit=limit, units=evidence.units)
-    ordered, attached = attach_followers(chosen[: MAX_UNITS + 1], evidence.units, is_howto_question(question), scores)
+    ordered, attached = attach_followers(
+        chosen[: MAX_UNITS + 1], evidence.units, is_howto_question(question), scores, whole_lists
+    )
     if ordered or value_units:
         lines.append("ナレッジベースの該当箇所:" if ja else "From the knowledge base:")
     for unit in value_units:
