@@ -59,7 +59,7 @@ _HOW_MUCH = re.compile(
 # racks and a tiny ops crew. How should we set it up?", "…thoughts?", "これから当たり前になりますか？").
 _ADVICE = re.compile(
     r"\bthoughts\b|\bwhat (would|do) you (suggest|recommend|think)|\bhow should (we|i) (set|build|structure|organi[sz]e|run|do)"
-    r"|\bwhich way\b|\bwhat (fits|suits|works)\b|\bwhat (then|now)\b|\bwhat if\b|\bsame answer\b|\bchange (the answer|things)\b"
+    r"|\bwhich way\b|\bwhich one\b|\bwhich\s*\?|\bwhat (fits|suits|works)\b|\bwhat (then|now)\b|\bwhat if\b|\bsame answer\b|\bchange (the answer|things)\b"
     r"|\bthe (norm|standard|normal way)\b|\bbecome (the )?(norm|standard|mainstream)\b|\btrend\b|\bany advice\b"
     r"|どう(組|構成|す(る|れば|べき)|し(たら|ますか))|どちらが(現実的|合|ベター|無難|妥当)|どっちが(現実的|合)|当たり前|主流|標準|スタンダード"
     r"|(したら|なら|だったら|言われたら|場合は)[？?]?\s*$|変わりますか|同じ答え",
@@ -103,8 +103,18 @@ def one_version(rules: Sequence[Rule], language: str, translated: Mapping[str, s
 
 
 PLATFORM_LABELS = {
-    "en": {"slurm": "Slurm", "kubernetes": "Kubernetes", "hybrid": "hybrid — train on Slurm, serve on Kubernetes", "depends": "it depends"},
-    "ja": {"slurm": "Slurm", "kubernetes": "Kubernetes", "hybrid": "ハイブリッド（学習はSlurm、推論はKubernetes）", "depends": "条件によります"},
+    "en": {
+        "slurm": "Slurm",
+        "kubernetes": "Kubernetes",
+        "hybrid": "hybrid — train on Slurm, serve on Kubernetes",
+        "depends": "it depends",
+    },
+    "ja": {
+        "slurm": "Slurm",
+        "kubernetes": "Kubernetes",
+        "hybrid": "ハイブリッド（学習はSlurm、推論はKubernetes）",
+        "depends": "条件によります",
+    },
 }
 
 

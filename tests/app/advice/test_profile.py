@@ -171,3 +171,45 @@ def test_ask_rules_lists_every_rule_with_its_quote(
     assert {r["language"] for r in rules} == {"ja", "en"}
     assert sum(1 for r in rules if r["source"] == "table") == 8  # four scenario rows, in both languages
     assert all(r["quote"] and r["condition"] for r in rules)
+
+
+@pytest.fixture(scope="module")
+def article_only_advisor(tmp_path_factory: pytest.TempPathFactory) -> Advisor:
+    """The article without its English translation companion."""
+    from fakes import FakeEmbeddings
+
+    root = tmp_path_factory.mktemp("article-only")
+    (root / "docs").mkdir()
+    shutil.copy(ARTICLE, root / "docs")
+    settings = Settings().with_(
+        corpus_dir=root / "docs",
+        translations_dir=root / "none",
+        index_dir=root / "index",
+        data_dir=root / "data",
+        embedding_backend="fake",
+    )
+    run_ingest(settings, FakeEmbeddings())
+    return Advisor(settings, FakeEmbeddings())
+
+
+SELECTION_QUESTIONS = [
+    "Which platform suits on-prem LLM training with a small ops team?",
+    "We are cloud-first and scale nodes up and down all the time. Which should we choose?",
+    "We train on our own racks and will also serve the model to customers. What do you suggest?",
+    "We want one platform for training and inference, and we run in the cloud. Which one?",
+    "We will not run any inference; it is purely for pretraining on our own hardware. Slurm or Kubernetes?",
+    "GPUを使い切って最短で学習したい。どちらを選ぶべき？",
+    "クラウドでノードを頻繁に増減させたい場合は？",
+    "オンプレで学習し、推論サービスも提供したい。基盤が2つになっても構いません。どう組むのがいい？",
+]
+
+
+@pytest.mark.parametrize("question", SELECTION_QUESTIONS)
+def test_the_verdict_is_the_same_with_and_without_the_translation_companion(
+    article_advisor: Advisor, article_only_advisor: Advisor, question: str
+) -> None:
+    with_companion = article_advisor.ask(question).verdict
+    without = article_only_advisor.ask(question).verdict
+    assert with_companion is not None and without is not None
+    assert with_companion.value == without.value
+    assert with_companion.read_as == without.read_as
