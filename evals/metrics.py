@@ -1,4 +1,4 @@
-"""Deterministic scorers: one golden case + one Answer → a CaseScore; many CaseScores → a Summary.
+"""Deterministic scorers: one golden case + one Answer → a CaseScore (``evals.summary`` aggregates a run).
 
 Retrieval is scored *by document*: the answer's ranked contexts are reduced to doc ids, duplicates
 dropped keeping the first rank, then compared with the case's ``sources`` (binary relevance).

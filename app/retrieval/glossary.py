@@ -1,4 +1,4 @@
-"""Bilingual query expansion from the domain glossary (app/glossary.toml).
+"""Bilingual query expansion from the domain glossary (app/retrieval/glossary.toml).
 
     >>> g = Glossary([["コントロールプレーン", "control plane"]])
     >>> g.expansions("How heavy is the control plane?")
