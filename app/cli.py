@@ -60,7 +60,9 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
     facet's vote with its rule and citation, the deciding facet of a ``depends``, what would change it."""
     return {
         "value": verdict.value,
-        "situation": {f: {"value": r.value, "span": r.span, "negated": r.negated} for f, r in verdict.situation.items()},
+        "situation": {
+            f: {"value": r.value, "span": r.span, "negated": r.negated} for f, r in verdict.situation.items()
+        },
         "read_as": verdict.read_as,
         "votes": [
             {"facet": v.facet, "value": v.value, "platform": v.platform, "rule": v.rule.model_dump(), "n": v.n}

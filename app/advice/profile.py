@@ -70,4 +70,3 @@ def _markdown(verdict: Verdict | None, reasons: list[Reason], language: str, sit
             none = "資料に当てはまる推奨なし" if ja else "no rule in the documents speaks to this"
             lines.append(f"- **{r.criterion_label}**: {r.answer} — {none}")
     return "\n".join(lines).rstrip()
-

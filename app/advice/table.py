@@ -101,7 +101,9 @@ def combine(situation: Mapping[str, str], rules: Sequence[Rule]) -> Outcome:
     if agreed is None:
         # stated facets whose rules all meet a contradiction ("training only" against the integration rule,
         # "integration" against the training rule): the situation pulls both ways, the documents do not decide
-        contested = [f for f in facets().deciding_order if f in situation and any(r.facets.get(f) == situation[f] for r in rules)]
+        contested = [
+            f for f in facets().deciding_order if f in situation and any(r.facets.get(f) == situation[f] for r in rules)
+        ]
         return Outcome("depends", backing, contested[0]) if contested else Outcome(None, backing)
     if agreed == "conflict":
         if one_platform == "no" and set().union(*per_facet.values()) <= {"slurm", "hybrid"}:

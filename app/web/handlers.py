@@ -1,11 +1,13 @@
 """The web UI's runtime and event handlers: the advisor, background warm-up, backend health, and one
-handler per user action (ask, vote, comment, recommend, export, library).
+handler per user action (ask, new chat, vote, comment, open a source, recommend, export, library).
 
 ``Runtime`` holds the ``Advisor`` and loads its models in a background thread so the page is usable at
 once. Handlers are thin: they call the advisor and hand its results to ``app.web.render`` /
 ``app.web.panels`` (which escape every user or document string). The conversation lives in the
 browser (``gr.BrowserState``) as ``{"messages", "turns", "answers"}``: chat messages, the ``Turn`` list
-passed to the advisor as history, and per assistant message its id and ``Answer`` (for 👍/👎 and export).
+passed to the advisor as history, and per assistant message its id and ``Answer`` (for 👍/👎, export and
+the source panel). A question over the length limit is refused before anything else happens, and the
+input keeps its text so it can be shortened.
 
 Deliberately left out: layout and wiring (``app.web.ui``), answer logic (``app.pipeline``).
 """
@@ -17,19 +19,21 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
 from app.llm.backends import Health, LLMUnavailable, check_backend
-from app.models import Answer, Profile, Recommendation, Turn
+from app.models import Answer, Citation, Profile, Recommendation, Turn
 from app.pipeline import Advisor, QuestionError
 from app.web import panels as web_panels
 from app.web import render
 from app.web.feedback import Rating, record_feedback
-from app.web.i18n import UNSET, t
+from app.web.i18n import QUESTIONS, UNSET, t
+from app.web.source_panel import panel_html
 from core.settings import Settings
 from ingest.store import IndexUnavailable
 
@@ -43,6 +47,22 @@ Conversation = dict[str, Any]
 
 def empty_conversation() -> Conversation:
     return {"messages": [], "turns": [], "answers": {}}
+
+
+def _closable(stream: Iterator[Answer]) -> Generator[Answer, None, None]:
+    """The advisor's stream as the generator it is (``closing`` needs ``close``)."""
+    if isinstance(stream, Generator):
+        return stream
+    return (answer for answer in stream)
+
+
+def _session(request: gr.Request | None) -> str:
+    return str(getattr(request, "session_hash", None) or "")
+
+
+def _shown(question: str) -> str:
+    """A question as echoed in the chat: an over-long one is cut (the error states its length)."""
+    return question if len(question) <= _SHOWN_QUESTION_CHARS else question[:_SHOWN_QUESTION_CHARS] + " …"
 
 
 def backend_label(backend: str, lang: str, health: Health | None = None) -> str:
@@ -61,6 +81,8 @@ class Runtime:
         self.ready = threading.Event()
         self.model_error: str | None = None
         self._health: dict[str, tuple[float, Health]] = {}
+        self._running: set[str] = set()  # sessions with an answer on its way
+        self._stopped: set[str] = set()  # ...of which these were stopped
         threading.Thread(target=self._warm_up, name="advisor-warm-up", daemon=True).start()
 
     def _warm_up(self) -> None:
@@ -106,32 +128,71 @@ class Runtime:
         return gr.update(choices=self.backend_choices(lang))
 
     # --- chat ------------------------------------------------------------------------------------
-    def respond(self, question: str, backend: str, k: float, lang: str, conv: Conversation | None) -> Iterator[Any]:
+    def stop(self, request: gr.Request | None = None) -> None:
+        """Stop the session's running answer: no further part of it reaches the page."""
+        session = _session(request)
+        if session in self._running:
+            self._stopped.add(session)
+
+    def respond(
+        self,
+        question: str,
+        backend: str,
+        k: float,
+        lang: str,
+        conv: Conversation | None,
+        request: gr.Request | None = None,
+    ) -> Iterator[Any]:
         """Chat handler: yields (textbox, chatbot, passages, feedback note, conversation) as the answer streams.
 
-        The conversation is updated with every partial answer, so a stopped answer stays in it.
+        The conversation is updated with every partial answer, so a stopped answer stays in it. A question
+        over the limit is answered with an error at once, and the textbox keeps it. Stop (``stop``) ends
+        the stream at the next part: Gradio's cancel alone still lets the part in flight through.
         """
+        session = _session(request)
+        self._stopped.discard(session)
+        self._running.add(session)
+        try:
+            yield from self._respond(question, backend, k, lang, conv or empty_conversation(), session)
+        finally:
+            self._running.discard(session)
+            self._stopped.discard(session)
+
+    def _respond(
+        self, question: str, backend: str, k: float, lang: str, conv: Conversation, session: str
+    ) -> Iterator[Any]:
         question = question or ""
         if not question.strip():
             yield (gr.skip(),) * 5
             return
-        conv = conv or empty_conversation()
-        shown = question if len(question) <= _SHOWN_QUESTION_CHARS else question[:_SHOWN_QUESTION_CHARS] + " …"
-        messages = [*conv["messages"], {"role": "user", "content": render.question_markdown(shown)}]
+        messages = [*conv["messages"], {"role": "user", "content": render.question_markdown(_shown(question))}]
+        too_long = len(question.strip()) > self._limit
+        if too_long:
+            error = t("too_long", lang, n=f"{len(question.strip()):,}", limit=f"{self._limit:,}")
+            messages.append({"role": "assistant", "content": render.unrated(f"⚠️ {error}")})
+            yield gr.skip(), messages, gr.skip(), "", {**conv, "messages": messages}
+            return
         key = f"a{len(messages)}"
-        messages.append({"role": "assistant", "content": "…" if self.ready.is_set() else t("waiting", lang)})
+        waiting = "…" if self.ready.is_set() else t("waiting", lang)
+        messages.append({"role": "assistant", "content": render.unrated(waiting)})
         yield "", messages, gr.skip(), "", {**conv, "messages": messages}
         self.ready.wait(WARM_UP_WAIT_S)
         final: Answer | None = None
         try:
             history = [Turn.model_validate(turn) for turn in conv["turns"]]
-            for partial in self.advisor.stream(question, history, backend=backend, k=int(k)):
-                final = partial
-                content = render.answer_markdown(partial, key, partial=True, lang=lang)
-                messages[-1] = {"role": "assistant", "content": content}
-                yield "", messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
+            # Closing the stream as soon as the loop ends hangs up on an LLM server that is still sending.
+            with closing(_closable(self.advisor.stream(question, history, backend=backend, k=int(k)))) as stream:
+                for partial in stream:
+                    if session in self._stopped:
+                        return
+                    final = partial
+                    content = render.answer_markdown(partial, key, partial=True, lang=lang)
+                    messages[-1] = {"role": "assistant", "content": content}
+                    yield "", messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
         except Exception as exc:
-            final, messages[-1]["content"] = None, self._error(exc, lang)
+            final, messages[-1]["content"] = None, render.unrated(self._error(exc, lang))
+        if session in self._stopped:
+            return
         if final is None:
             yield "", messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
             return
@@ -163,7 +224,7 @@ class Runtime:
 
     # --- feedback --------------------------------------------------------------------------------
     def vote(self, conv: Conversation | None, lang: str, like: gr.LikeData) -> tuple[Any, str, Any]:
-        """A 👍/👎 on one answer: stored (replacing an earlier vote on it); opens the comment box."""
+        """A 👍/👎 on one answer: stored (replacing an earlier vote on it); opens the comment box by it."""
         index = like.index if isinstance(like.index, int) else like.index[0]
         entry = (conv or empty_conversation())["answers"].get(str(index))
         if entry is None or like.liked not in (True, False):
@@ -171,9 +232,7 @@ class Runtime:
         rating: Rating = "up" if like.liked else "down"
         answer = Answer.model_validate(entry["answer"])
         record_feedback(self.settings.web.feedback_path, answer, rating, message_id=entry["id"])
-        n = self._answer_number(conv, index)
-        voted = {"index": index, "rating": rating, "n": n}
-        return gr.update(visible=True), t("vote_saved", lang, n=n), voted
+        return gr.update(visible=True), t("vote_saved", lang), {"index": index, "rating": rating}
 
     def comment(self, text: str, conv: Conversation | None, voted: dict[str, Any] | None, lang: str) -> tuple[str, Any]:
         if not voted:
@@ -183,12 +242,33 @@ class Runtime:
             return t("vote_first", lang), gr.skip()
         answer = Answer.model_validate(entry["answer"])
         record_feedback(self.settings.web.feedback_path, answer, voted["rating"], text or "", message_id=entry["id"])
-        return t("comment_saved", lang, n=voted["n"]), ""
+        return t("comment_saved", lang), ""
 
-    @staticmethod
-    def _answer_number(conv: Conversation | None, index: int) -> int:
-        keys = sorted(int(i) for i in (conv or empty_conversation())["answers"])
-        return keys.index(index) + 1 if index in keys else 0
+    # --- the source panel ---------------------------------------------------------------------------
+    def open_source(
+        self, request: str, conv: Conversation | None, rec: dict[str, Any] | None, lang: str
+    ) -> tuple[Any, str]:
+        """``"a5:2"`` (source 2 of the answer in message 5) or ``"rec:1"`` → the panel, opened, with that section."""
+        key, _, n = (request or "").partition(":")
+        citations: list[Citation] = []
+        if key == "rec" and rec:
+            citations = Recommendation.model_validate(rec).citations
+        elif key.startswith("a") and key[1:].isdigit():
+            entry = (conv or empty_conversation())["answers"].get(key[1:])
+            if entry is not None:
+                answer = Answer.model_validate(entry["answer"])
+                citations, lang = answer.citations, render.frame_lang(answer, lang)
+        citation = next((c for c in citations if str(c.n) == n), None)
+        if citation is None:
+            return gr.update(visible=True), f"<p>{render.esc(t('source_gone', lang))}</p>"
+        try:
+            snap = self.advisor.retriever.snapshot()
+        except Exception as exc:  # the index went away: the message says what to do
+            return gr.update(visible=True), f"<p>⚠️ {render.esc(str(exc) or type(exc).__name__)}</p>"
+        chunks = snap.section_chunks(citation.doc_id, citation.section)
+        original = citation.original
+        originals = snap.section_chunks(original.doc_id, original.section) if original is not None else []
+        return gr.update(visible=True), panel_html(citation, chunks, originals, lang)
 
     # --- exports ---------------------------------------------------------------------------------
     def export_conversation(self, conv: Conversation | None, lang: str) -> Any:
@@ -206,8 +286,8 @@ class Runtime:
     # --- questionnaire, library, rules -------------------------------------------------------------
     def recommend(self, lang: str, *values: str) -> Iterator[tuple[str, Any]]:
         """Questionnaire answers (one per Profile field, "unset" = not sure) → the rendered recommendation."""
-        fields = [f for f in Profile.model_fields if f != "lang"]
-        chosen = {f: (None if v in (UNSET, None) else v) for f, v in zip(fields, values, strict=True)}
+        # One value per question of the form, in the form's order (app.web.i18n.QUESTIONS: Profile fields).
+        chosen = {f: (None if v in (UNSET, None) else v) for f, v in zip(QUESTIONS, values, strict=True)}
         if not self.ready.is_set():
             yield t("waiting", lang), gr.skip()
             self.ready.wait(WARM_UP_WAIT_S)

@@ -40,8 +40,9 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "passages_panel": ("Retrieved passages and scores", "検索されたパッセージとスコア"),
     "comment": ("Comment on your rating (optional)", "評価へのコメント（任意）"),
     "save_comment": ("Save comment", "コメントを保存"),
-    "vote_saved": ("Thank you — your rating of answer {n} is saved.", "回答 {n} の評価を保存しました。"),
-    "comment_saved": ("Comment saved for answer {n}.", "回答 {n} へのコメントを保存しました。"),
+    "vote_saved": ("Thank you — your rating is saved.", "評価を保存しました。ありがとうございます。"),
+    "comment_saved": ("Comment saved.", "コメントを保存しました。"),
+    "close": ("✕ Close", "✕ 閉じる"),
     "vote_first": ("Rate an answer with 👍 or 👎 first.", "先に 👍 / 👎 で回答を評価してください。"),
     "helper_intro": (
         "Describe your situation; the recommendation follows the decision rules the knowledge base states, "
@@ -54,6 +55,25 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "not_sure": ("Not sure", "わからない"),
     "rules_panel": ("How recommendations are made", "推奨の決め方（判断ルール）"),
     "language": ("Language", "言語"),
+    # source panel
+    "panel_translated": ("Translation", "翻訳"),
+    "open_page": ("Open the original page ↗", "元のページを開く ↗"),
+    "panel_translation": (
+        "A translation of {of}; the original section is shown beside it.",
+        "{of} の翻訳です。原文の該当セクションを並べて表示しています。",
+    ),
+    "panel_notes": (
+        "Paraphrased notes, not the source's wording: check the original page before quoting it.",
+        "要約メモです（原文の文言ではありません）。引用する前に元のページを確認してください。",
+    ),
+    "section_missing": (
+        "This section is no longer in the index; the quote is shown as it was cited.",
+        "このセクションは現在のインデックスにありません。引用時の文面を表示しています。",
+    ),
+    "source_gone": (
+        "This source is no longer available: ask the question again.",
+        "この出典はもう利用できません。もう一度質問してください。",
+    ),
     # rendering
     "sources": ("Sources", "出典"),
     "quoted": ("Quoted passage", "引用"),
@@ -99,6 +119,11 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "⚠️ エラーが発生しました（{name}）。もう一度お試しください。",
     ),
     "limit": ("(limit: {n} characters)", "（上限 {n} 文字）"),
+    "too_long": (
+        "**The question is too long:** {n} characters; the limit is {limit}. Shorten it and ask again — "
+        "your text is still in the box.",
+        "**質問が長すぎます:** {n} 文字です（上限 {limit} 文字）。短くしてもう一度質問してください。入力した文章は欄に残っています。",
+    ),
     "unavailable": ("unavailable", "利用不可"),
     # library
     "lib_title": ("Title", "タイトル"),
@@ -114,6 +139,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "rec_title": ("Recommendation", "推奨"),
     "why": ("Why", "理由"),
     "no_rule": ("no rule in the documents speaks to this", "該当する判断ルールはありません"),
+    "no_verdict": ("no platform yet", "まだ決まりません"),
 }
 
 VERDICTS: dict[str, tuple[str, str]] = {
@@ -136,6 +162,14 @@ QUESTIONS: dict[str, tuple[str, str, list[tuple[str, str, str]]]] = {
         [("training", "Training only", "学習のみ"), ("training_and_serving", "Training and serving", "学習と推論")],
     ),
     "fleet": ("GPU fleet", "GPU台数", [("fixed", "Fixed", "固定"), ("elastic", "Elastic", "伸縮")]),
+    "one_platform": (
+        "One platform for training and serving?",
+        "学習と推論を一つの基盤にまとめたいですか？",
+        [
+            ("yes", "Yes, one platform", "はい、一つにまとめたい"),
+            ("no", "Separate platforms are fine", "分かれてもよい"),
+        ],
+    ),
     "hpc_experience": (
         "Team's HPC experience",
         "チームのHPC経験",
@@ -165,7 +199,10 @@ def t(key: str, lang: str, **values: object) -> str:
     return text.format(**values) if values else text
 
 
-def verdict_label(value: str, lang: str) -> str:
+def verdict_label(value: str | None, lang: str) -> str:
+    """A verdict's name; ``None`` (nothing decides it yet) has its own words."""
+    if value is None:
+        return t("no_verdict", lang)
     en, ja = VERDICTS.get(value, (value, value))
     return ja if lang == "ja" else en
 

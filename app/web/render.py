@@ -3,17 +3,21 @@
 Everything that came from a user or a document is escaped here, before Gradio sees it, so the page
 never depends on Gradio's sanitizer alone. Markdown is kept (documents carry tables, lists and code):
 ``&``, ``<`` and ``>`` are escaped outside code, while code spans and fences are left to the Markdown
-renderer, which escapes them itself. Citation markers ``[n]`` become ``<sup>`` links to an anchor on
-the matching source entry; each source shows title (a deep link that scrolls the source page to the
-quote), section path, badges for translations and paraphrased notes, and its quoted passage in a
-``<details>``. A verdict is rendered from the ``Verdict`` object (badge, summary, what would change it),
-never parsed from Markdown. ``answer_plain`` is the same answer as plain text for the copy button.
+renderer, which escapes them itself; a link that is not http(s) keeps only its text. Citation markers
+``[n]`` become ``<sup>`` links to an anchor on the matching source entry; each source shows its title
+(a deep link that scrolls the source page to the quote; the page opens it in the source panel instead),
+section path, badges for translations and paraphrased notes, and its quoted passage — rendered, tables
+as tables (``app.web.doc_html``) — in a ``<details>``. A verdict is rendered from the ``Verdict`` object
+(badge, summary, what would change it), never parsed from Markdown. The framing lines of an answer
+(verdict, sources, badges) are in the question's language. ``answer_plain`` is the same answer as plain
+text for the copy button. Messages that cannot be rated (errors, unfinished answers) carry a marker the
+page uses to hide 👍/👎.
 
 Example: ``answer_markdown(Answer(answer="GPUs at 92% [1]", citations=[c1]), key="a2")`` →
 ``GPUs at 92%<sup class="cite"><a href="#src-a2-1" ...>[1]</a></sup>`` followed by a sources block.
 
-Deliberately left out: Gradio objects and any I/O (``app.web_*``), and the library, rules and
-recommendation panels (``app.web.panels``).
+Deliberately left out: Gradio objects and any I/O (``app.web.handlers``), the library, rules and
+recommendation panels (``app.web.panels``) and the source panel (``app.web.source_panel``).
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from collections.abc import Callable, Sequence
 
 from app.answer.links import deep_link
 from app.models import MARKER, Answer, Citation, Passage, Verdict
-from app.web.i18n import t, verdict_label
+from app.web.doc_html import to_html
+from app.web.i18n import as_lang, t, verdict_label
 from core.contract import IndexInfo
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -35,6 +40,8 @@ _SAFE_URL = re.compile(r"^https?://[^\s<>\"']+$", re.IGNORECASE)
 _MARKER_RUN = re.compile(r"\[\d{1,3}\](?:[ \t]*\[\d{1,3}\](?![(:]))+(?![(:])")
 _EMPTY_BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]*$\n?", re.MULTILINE)
 _COPY_TAG = "<!--plain:{}-->"
+# An empty marker element: the page hides 👍/👎 under a message that holds it (an error, an unfinished answer).
+NO_RATE = '<span class="no-rate"></span>'
 
 
 def esc(text: str) -> str:
@@ -42,14 +49,16 @@ def esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-# A Markdown link whose target is not http(s) or an in-page anchor (javascript:, data:, file:, ...)
-# is defused by escaping its bracket, so it renders as plain text whatever the sanitizer does.
-_UNSAFE_LINK = re.compile(r"\]\((?!\s*(?:https?://|#))", re.I)
+# A Markdown link whose target is not http(s) (an anchor or path of the source site, javascript:, data:)
+# goes nowhere in the app: it keeps its text only. Images are defused by escaping their bracket.
+_LOCAL_LINK = re.compile(r"(?<!!)\[([^\]\n]*)\]\((?!\s*https?://)[^)\n]*\)", re.I)
+_UNSAFE_LINK = re.compile(r"\]\((?!\s*https?://)", re.I)
 
 
 def _escape_prose(text: str) -> str:
     # Escape HTML and defuse Markdown images (a document must not make the browser fetch anything).
-    return _UNSAFE_LINK.sub(r"]\\(", html.escape(text, quote=False).replace("![", "!\\["))
+    escaped = _LOCAL_LINK.sub(r"\1", html.escape(text, quote=False))
+    return _UNSAFE_LINK.sub(r"]\\(", escaped.replace("![", "!\\["))
 
 
 def _map_outside_code(markdown: str, fn_prose: Callable[[str], str]) -> str:
@@ -137,12 +146,6 @@ def link_markers(markdown: str, citations: Sequence[Citation], key: str) -> str:
     return _map_outside_code(tidy(markdown), prose)
 
 
-def _one_line_html(text: str) -> str:
-    # HTML blocks in Markdown end at a blank line, so the quote is kept on one line with <br>.
-    lines = [esc(line) for line in text.strip().splitlines()]
-    return "<br>".join(line for line in lines if line.strip())
-
-
 def html_link(url: str, text: str, cls: str = "") -> str:
     safe = safe_url(url)
     attr = f' class="{cls}"' if cls else ""
@@ -175,19 +178,20 @@ def _original_html(citation: Citation, lang: str) -> str:
     label = esc(t("original", lang))
     where = html_link(original.link or original.url, esc(original.doc_id)) if original.doc_id else ""
     section = f" · <em>{esc(original.section)}</em>" if original.section else ""
-    return f'<div class="original"><b>{label}</b> {where}{section}<blockquote>{_one_line_html(original.quote)}</blockquote></div>'
+    quote = to_html(original.quote, original.url)
+    return f'<div class="original"><b>{label}</b> {where}{section}<blockquote class="quote">{quote}</blockquote></div>'
 
 
 def source_entry(citation: Citation, key: str, lang: str = "en") -> str:
     """One source as a single line of HTML: number, deep-linked title, section, badges, expandable quote."""
     title = esc(citation.title or citation.doc_id)
-    linked = html_link(citation_link(citation), title)
+    linked = html_link(citation_link(citation), title, "src-title")
     section = f" · <em>{esc(citation.section)}</em>" if citation.section else ""
     doc = f" <code>{esc(citation.doc_id)}</code>" if citation.doc_id else ""
     return (
         f'<div class="source" id="{anchor_id(key, citation.n)}"><b>[{citation.n}]</b> {linked}{section}{doc}'
-        f"{_badges(citation, lang)}<details><summary>{esc(t('quoted', lang))}</summary><blockquote>"
-        f"{_one_line_html(citation.quote)}</blockquote>{_original_html(citation, lang)}</details></div>"
+        f'{_badges(citation, lang)}<details><summary>{esc(t("quoted", lang))}</summary><blockquote class="quote">'
+        f"{to_html(citation.quote, citation.url)}</blockquote>{_original_html(citation, lang)}</details></div>"
     )
 
 
@@ -220,8 +224,17 @@ def _shows_verdict(answer: Answer) -> bool:
     return answer.verdict is not None and not (summary and summary in answer.answer)
 
 
+def frame_lang(answer: Answer, ui_lang: str) -> str:
+    """The language of an answer's framing lines: the question's, when the UI has it, else the UI's."""
+    return as_lang(answer.language) if answer.language in ("en", "ja") else as_lang(ui_lang)
+
+
 def answer_markdown(answer: Answer, key: str, *, partial: bool = False, lang: str = "en") -> str:
-    """The chat message for an answer: verdict, text with linked markers, notes, then sources."""
+    """The chat message for an answer: verdict, text with linked markers, notes, then sources.
+
+    ``lang`` is the UI's language; the framing follows the question's (``frame_lang``).
+    """
+    lang = frame_lang(answer, lang)
     parts: list[str] = []
     if answer.verdict is not None and _shows_verdict(answer):
         parts.append(verdict_markdown(answer.verdict, answer.citations, key, lang))
@@ -233,13 +246,14 @@ def answer_markdown(answer: Answer, key: str, *, partial: bool = False, lang: st
     sources = sources_markdown(answer.citations, key, lang)
     if sources:
         parts.append(sources)
-    if not partial:
-        parts.append(f"<sub>{esc(answer.backend)} · {_duration(answer.latency_ms)}</sub>")
+    # An unfinished answer (streaming, or stopped) cannot be rated: it is not stored as an answer.
+    parts.append(f"<sub>{esc(answer.backend)} · {_duration(answer.latency_ms)}</sub>" if not partial else NO_RATE)
     return "\n\n".join(p for p in parts if p)
 
 
 def answer_plain(answer: Answer, lang: str = "en") -> str:
     """The answer as plain text for copying: verdict, text with [n] markers, then the source list."""
+    lang = frame_lang(answer, lang)
     lines: list[str] = []
     if answer.verdict is not None and _shows_verdict(answer):
         head = f"{t('verdict', lang)}: {verdict_label(answer.verdict.value, lang)}"
@@ -280,7 +294,7 @@ def passage_entry(i: int, p: Passage, lang: str = "en") -> str:
     )
     badge = "" if p.verbatim else f' <span class="badge">{esc(t("paraphrased", lang))}</span>'
     head = f'<div class="passage-head"><b>{i}.</b> {title}{section}{badge}<br><small>{scores}</small></div>'
-    return f'{head}\n\n<div class="passage-body">\n\n{escape_markdown(p.text.strip())}\n\n</div>'
+    return f'{head}\n\n<div class="passage-body">{to_html(p.text, p.url)}</div>'
 
 
 def passages_markdown(passages: Sequence[Passage], lang: str = "en") -> str:
@@ -315,6 +329,11 @@ def question_error(message: str, limit: int, lang: str = "en") -> str:
     if str(limit) not in message and f"{limit:,}" not in message:
         text += " " + t("limit", lang, n=limit)
     return f"⚠️ {text}"
+
+
+def unrated(message: str) -> str:
+    """A chat message that is not an answer (an error): shown without 👍/👎."""
+    return f"{message}\n\n{NO_RATE}"
 
 
 def index_error(message: str, lang: str = "en") -> str:

@@ -12,14 +12,23 @@ from core.situation import Situation, facets, read, read_as, role_split
     [
         ("We run LLM training on our own on-prem GPU cluster.", {"deployment": "on_prem"}),
         ("オンプレの専用クラスタで学習します", {"deployment": "on_prem"}),
-        ("All our GPUs are rented from a hyperscaler and the node count changes every day.", {"deployment": "cloud", "fleet": "elastic"}),
+        (
+            "All our GPUs are rented from a hyperscaler and the node count changes every day.",
+            {"deployment": "cloud", "fleet": "elastic"},
+        ),
         ("クラウドでノードを頻繁に増減させたい", {"deployment": "cloud", "fleet": "elastic"}),
-        ("We also serve the trained model to customers from the same cluster.", {"workload": "training_and_serving", "one_platform": "yes"}),
+        (
+            "We also serve the trained model to customers from the same cluster.",
+            {"workload": "training_and_serving", "one_platform": "yes"},
+        ),
         ("学習後、同じ基盤で推論サービスも運用したい", {"workload": "training_and_serving", "one_platform": "yes"}),
         ("Our two-person ops team comes from classic HPC.", {"hpc_experience": "experienced", "ops_team": "small"}),
         ("社内にHPC文化があり、運用人員が少数です", {"hpc_experience": "experienced", "ops_team": "small"}),
         ("We want the fastest and cheapest training with high GPU utilisation.", {"priority": "training_speed_cost"}),
-        ("推論やマイクロサービスをCI/CDと一気通貫で統合したい", {"workload": "training_and_serving", "priority": "integration"}),
+        (
+            "推論やマイクロサービスをCI/CDと一気通貫で統合したい",
+            {"workload": "training_and_serving", "priority": "integration"},
+        ),
     ],
 )
 def test_cues_in_both_languages(text: str, expected: dict[str, str]) -> None:

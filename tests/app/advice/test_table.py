@@ -14,8 +14,15 @@ from core.situation import facets
 
 def _rule(i: int, verdict: str, **facet_values: str) -> Rule:
     return Rule(
-        id=f"r{i}", doc_id="article", chunk_id=f"c{i}", section="7", language="en", condition=f"rule {i}",
-        verdict=verdict, quote=f"rule {i}", facets=facet_values,  # type: ignore[arg-type]
+        id=f"r{i}",
+        doc_id="article",
+        chunk_id=f"c{i}",
+        section="7",
+        language="en",
+        condition=f"rule {i}",
+        verdict=verdict,
+        quote=f"rule {i}",
+        facets=facet_values,  # type: ignore[arg-type]
     )
 
 
@@ -46,7 +53,10 @@ ROWS = [
     ({"workload": "training_and_serving"}, "depends"),  # one platform or two decides it
     # the cases: cloud elastic and new to HPC; cloud elastic, HPC experience, speed first
     ({"deployment": "cloud", "fleet": "elastic", "hpc_experience": "new"}, "kubernetes"),
-    ({"deployment": "cloud", "fleet": "elastic", "hpc_experience": "experienced", "priority": "training_speed_cost"}, "depends"),
+    (
+        {"deployment": "cloud", "fleet": "elastic", "hpc_experience": "experienced", "priority": "training_speed_cost"},
+        "depends",
+    ),
     # on-prem and also serving: train on Slurm, serve on Kubernetes; one platform for everything: Kubernetes
     ({"deployment": "on_prem", "workload": "training_and_serving"}, "hybrid"),
     ({"deployment": "on_prem", "workload": "training_and_serving", "one_platform": "yes"}, "kubernetes"),

@@ -1,144 +1,47 @@
 """The web UI end to end in real headless Chromium (Debian's /usr/bin/chromium) driven by Playwright.
 
 Types a Japanese and an English question, checks answers and citation markers render, opens a
-source, votes on an answer and finds the vote in the feedback file, checks that HTML in a question
-stays inert, that the page is usable quickly while models load, and one test per defect found in a
-browser (phone layout, citation jumps, copy, votes, reload, language toggle, stop, backend health).
-Screenshots go to the test's tmp_path, never into the repository.
+quoted passage, votes on an answer and finds the vote in the feedback file, checks that HTML in a
+question stays inert, that the page is usable quickly while models load, and the flows a user relies
+on: citation jumps, copy, reload, export, backend health, the questionnaire and the passages slider.
+The defects of the UI review have their own files (test_browser_chat, test_browser_layout,
+test_browser_sources). Screenshots go to the test's tmp_path, never into the repository.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import socket
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from fake_openai_server import FakeLLMServer
 from fakes import FakeEmbeddings
-from playwright.sync_api import BrowserContext, Dialog, Page, expect, sync_playwright
+from playwright.sync_api import BrowserContext, expect
 
 from app.pipeline import Advisor
-from app.web.ui import build_app, launch_options
 from core.settings import Settings
 from ingest.indexer import run_ingest
+from tests.app.web.browser_kit import (
+    EN_QUESTION,
+    JA_QUESTION,
+    TIMEOUT_MS,
+    article_settings,
+    ask,
+    free_port,
+    launched,
+    open_page,
+    shot,
+    vote,
+)
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-JA_QUESTION = "AlphaはGPUを何%まで使い切りましたか？"
-EN_QUESTION = "How often do minor releases ship?"
-TIMEOUT_MS = 30_000
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def launched(settings: Settings, advisor: Advisor | None = None) -> Iterator[str]:
-    demo = build_app(settings, advisor)
-    options = {**launch_options(settings), "server_port": free_port(), "prevent_thread_lock": True, "quiet": True}
-    _, url, _ = demo.launch(**options)
-    try:
-        yield url
-    finally:
-        demo.close()
-
-
-def _context(tmp_path: Path, width: int, height: int) -> Iterator[BrowserContext]:
-    assert Path(CHROMIUM).exists(), "Debian chromium is part of the project set-up (make browser)"
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": width, "height": height},
-            locale="ja-JP",
-        )
-        context.grant_permissions(["clipboard-read", "clipboard-write"])
-        try:
-            yield context
-        finally:
-            context.close()
-
-
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[BrowserContext]:
-    yield from _context(tmp_path, 1366, 900)
-
-
-@pytest.fixture
-def phone(tmp_path: Path) -> Iterator[BrowserContext]:
-    yield from _context(tmp_path, 390, 844)
-
-
-@pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    folder = tmp_path / "screenshots"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def indexed(settings: Settings) -> Settings:
-    run_ingest(settings, FakeEmbeddings())
-    return settings
-
-
-def open_page(context: BrowserContext, url: str, dialogs: list[str]) -> Page:
-    page = context.pages[0] if context.pages else context.new_page()
-
-    def on_dialog(dialog: Dialog) -> None:  # an alert() would mean injected script ran
-        dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
-    page.goto(url, wait_until="load")
-    page.wait_for_selector("#question textarea", timeout=TIMEOUT_MS)
-    return page
-
-
-# Gradio labels the thumbs in the browser's locale (the contexts here are ja-JP).
-VOTE_LABELS = {"up": "いいね", "down": "よくないね"}
-
-
-def vote(page: Page, answer: int, rating: str) -> None:
-    """Click 👍 (up) or 👎 (down) under the ``answer``-th bot message (0-based)."""
-    page.locator(f'#chat button[aria-label="{VOTE_LABELS[rating]}"]').nth(answer).click()
-
-
-def ask(page: Page, question: str) -> Any:
-    """Type and send a question; return the locator of the new (final) bot message."""
-    before = page.locator('[data-testid="bot"]').count()
-    page.fill("#question textarea", question)
-    page.click("#send")
-    bot = page.locator('[data-testid="bot"]').nth(before)
-    # Final answers carry the backend/latency footer; partial and error messages do not.
-    expect(bot.locator("sub, p:has-text('⚠️')").first).to_be_visible(timeout=TIMEOUT_MS)
-    return bot
-
-
-def shot(page: Page, folder: Path, name: str) -> None:
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+def _feedback(settings: Settings) -> list[dict[str, object]]:
+    path = settings.web.feedback_path
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return [json.loads(line) for line in lines]
 
 
 def test_chat_answers_citations_sources_and_feedback(indexed: Settings, browser: BrowserContext, shots: Path) -> None:
@@ -160,13 +63,13 @@ def test_chat_answers_citations_sources_and_feedback(indexed: Settings, browser:
         href = marker.get_attribute("href") or ""
         assert href.startswith("#src-") and en.locator(href).count() == 1  # marker points at its source
 
-        # Open a source: the quoted passage expands.
+        # Open a source's quote: the quoted passage expands.
         details = en.locator(".source details").first
         assert details.get_attribute("open") is None
         details.locator("summary").click()
         expect(details).to_have_attribute("open", "")
         expect(details.locator("blockquote")).to_contain_text("three times a year")
-        link = en.locator(".source a[target=_blank]").first
+        link = en.locator(".source a.src-title").first
         assert (link.get_attribute("href") or "").startswith("https://example.test/gateway-en#:~:text=")
         assert "noopener" in (link.get_attribute("rel") or "")
 
@@ -178,16 +81,16 @@ def test_chat_answers_citations_sources_and_feedback(indexed: Settings, browser:
 
         # A vote with a comment on this answer lands in the JSONL file.
         vote(page, 1, "up")
-        expect(page.locator("#feedback-status")).to_contain_text("answer 2", timeout=TIMEOUT_MS)
+        expect(page.locator("#feedback-status")).to_contain_text("rating is saved", timeout=TIMEOUT_MS)
         page.fill("#feedback-comment textarea", "正確でした — accurate")
         page.click("#save-comment")
         expect(page.locator("#feedback-status")).to_contain_text("Comment saved", timeout=TIMEOUT_MS)
         shot(page, shots, "03-feedback")
-    records = [json.loads(line) for line in indexed.web.feedback_path.read_text(encoding="utf-8").splitlines()]
+    records = _feedback(indexed)
     assert len(records) == 1
     assert records[0]["question"] == EN_QUESTION and records[0]["rating"] == "up"
     assert records[0]["comment"] == "正確でした — accurate"
-    assert records[0]["citations"][0]["doc_id"] == "gateway-en"
+    assert records[0]["citations"][0]["doc_id"] == "gateway-en"  # type: ignore[index]
     assert dialogs == []
 
 
@@ -223,10 +126,12 @@ def test_html_in_a_question_or_document_is_rendered_inert(
         expect(bot).to_contain_text("walrus scheduler restarts every night")  # the document was quoted...
         expect(bot).to_contain_text("<img src=x onerror=alert(5)>")  # ...with its HTML as text
         bot.locator(".source details summary").first.click()
-        assert page.locator("#chat img[src=x]").count() == 0
-        assert page.locator("#chat script").count() == 0
-        assert page.locator('#chat a[href^="javascript"]').count() == 0
-        page.wait_for_timeout(500)
+        expect(bot.locator(".source details blockquote").first).to_be_visible()
+        bot.locator(".source a.src-title").first.click()  # the source panel renders the document too
+        expect(page.locator("#source-panel")).to_contain_text("walrus scheduler restarts", timeout=TIMEOUT_MS)
+        assert page.locator("#chat img[src=x], #source-panel img[src=x]").count() == 0
+        assert page.locator("#chat script, #source-panel script").count() == 0
+        assert page.locator('a[href^="javascript"]').count() == 0
         shot(page, shots, "04-xss-inert")
     assert dialogs == []
 
@@ -242,25 +147,25 @@ class SlowAdvisor(Advisor):
 def test_page_is_usable_fast_and_says_when_models_load(indexed: Settings, browser: BrowserContext, shots: Path) -> None:
     started = time.monotonic()
     with launched(indexed, SlowAdvisor(indexed, FakeEmbeddings())) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         usable_after = time.monotonic() - started
         expect(page.locator("#index-status")).to_contain_text("Loading")
         shot(page, shots, "06-loading")
-        page.click("#refresh-status")  # no need to wait for the timer
-        deadline = time.monotonic() + 20
-        while "documents" not in page.locator("#index-status").inner_text() and time.monotonic() < deadline:
-            page.wait_for_timeout(500)
+        deadline = time.monotonic() + 30
+        while True:  # refresh instead of waiting for the timer, until the models are loaded
             page.click("#refresh-status")
-        expect(page.locator("#index-status")).to_contain_text("documents")
+            try:
+                expect(page.locator("#index-status")).to_contain_text("documents", timeout=1000)
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
     assert usable_after < 15, f"page took {usable_after:.1f}s to become usable"
-
-
-# ------------------------------------------------------------------------------ defects found in a browser
 
 
 def test_phone_layout_input_tabs_and_passages_fit(indexed: Settings, phone: BrowserContext, shots: Path) -> None:
     with launched(indexed) as url:
-        page = open_page(phone, url, [])
+        page = open_page(phone, url)
         box = page.locator("#question textarea").bounding_box()
         assert box is not None and box["y"] + box["height"] <= 844, box  # input above the fold
         helper_tab = page.get_by_role("tab", name="Which platform?")
@@ -283,56 +188,73 @@ def test_citation_jump_scrolls_to_the_source_and_highlights_it(
     indexed: Settings, browser: BrowserContext, shots: Path
 ) -> None:
     with launched(indexed) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         bot = ask(page, EN_QUESTION)
         marker = bot.locator("sup.cite a").first
-        target = bot.locator(marker.get_attribute("href") or "#missing")
+        target_id = (marker.get_attribute("href") or "#missing")[1:]
+        target = bot.locator(f"#{target_id}")
         marker.click()
         expect(target).to_have_class(re.compile(r"\bflash\b"))
         expect(target.locator("details")).to_have_attribute("open", "")
-        page.wait_for_timeout(800)  # smooth scrolling
-        chat = page.locator("#chat").bounding_box()
-        src = target.bounding_box()
-        assert chat and src and chat["y"] + 40 <= src["y"] <= chat["y"] + chat["height"], (chat, src)
+        # Smooth scrolling ends with the source inside the chat's visible area.
+        page.wait_for_function(
+            """id => { const chat = document.querySelector('#chat').getBoundingClientRect();
+                       const src = document.getElementById(id).getBoundingClientRect();
+                       return src.top >= chat.top + 40 && src.top <= chat.bottom; }""",
+            arg=target_id,
+            timeout=TIMEOUT_MS,
+        )
         shot(page, shots, "citation-jump")
 
 
 def test_copy_button_copies_plain_text_with_markers_and_sources(indexed: Settings, browser: BrowserContext) -> None:
     with launched(indexed) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         ask(page, EN_QUESTION)
         page.locator('#chat button[aria-label="Copy message"]').last.click()
-        page.wait_for_timeout(300)
+        page.wait_for_function(
+            "async () => (await navigator.clipboard.readText()).includes('three times a year')", timeout=TIMEOUT_MS
+        )
         copied = page.evaluate("() => navigator.clipboard.readText()")
         assert "three times a year" in copied and "[1]" in copied and "Sources:" in copied
         assert "<sup" not in copied and "<div" not in copied and "plain:" not in copied
         assert "https://example.test/gateway-en#:~:text=" in copied
 
 
+def _wait_for_ratings(settings: Settings, expected: list[str]) -> list[str]:
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    ratings: list[str] = []
+    while time.monotonic() < deadline:
+        ratings = [str(r["rating"]) for r in _feedback(settings)]
+        if ratings == expected:
+            break
+        time.sleep(0.1)
+    return ratings
+
+
 def test_a_second_vote_replaces_the_first(indexed: Settings, browser: BrowserContext) -> None:
     with launched(indexed) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         ask(page, EN_QUESTION)
         vote(page, 0, "down")
-        expect(page.locator("#feedback-status")).to_contain_text("answer 1", timeout=TIMEOUT_MS)
-        page.wait_for_timeout(300)
+        expect(page.locator("#feedback-status")).to_contain_text("rating is saved", timeout=TIMEOUT_MS)
+        assert _wait_for_ratings(indexed, ["down"]) == ["down"]
         vote(page, 0, "up")
-        page.wait_for_timeout(1000)
-    records = [json.loads(line) for line in indexed.web.feedback_path.read_text(encoding="utf-8").splitlines()]
-    assert [r["rating"] for r in records] == ["up"]
+        assert _wait_for_ratings(indexed, ["up"]) == ["up"]
 
 
 def test_reload_keeps_conversation_and_language_and_export(
     indexed: Settings, browser: BrowserContext, shots: Path
 ) -> None:
     with launched(indexed) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         ask(page, EN_QUESTION)
+        stored = page.evaluate("() => localStorage.getItem('advisor-lang')")
         page.get_by_label("日本語").check()
         expect(page.locator("#send")).to_have_text("質問する")  # one language at a time
         expect(page.locator("#index-status")).to_contain_text("文書")
         expect(page.get_by_role("tab", name="どちらの基盤？")).to_be_visible()
-        page.wait_for_timeout(500)
+        page.wait_for_function("old => localStorage.getItem('advisor-lang') !== old", arg=stored)
         page.reload(wait_until="load")
         page.wait_for_selector("#question textarea", timeout=TIMEOUT_MS)
         expect(page.locator('[data-testid="bot"]').first).to_contain_text("three times a year", timeout=TIMEOUT_MS)
@@ -347,23 +269,12 @@ def test_reload_keeps_conversation_and_language_and_export(
         assert f"## {EN_QUESTION}" in text and "three times a year" in text and "<sup" not in text
 
 
-def test_examples_are_not_cut_off(indexed: Settings, browser: BrowserContext) -> None:
-    with launched(indexed) as url:
-        page = open_page(browser, url, [])
-        example = page.locator("#examples").get_by_text("on-premises GPU cluster", exact=False).first
-        expect(example).to_be_visible()
-        clipped = example.evaluate(
-            "e => e.scrollWidth > e.clientWidth + 1 || getComputedStyle(e).textOverflow === 'ellipsis' && e.scrollWidth > e.clientWidth"
-        )
-        assert not clipped
-
-
 def test_backend_without_server_is_marked_and_its_error_says_what_to_do(
     indexed: Settings, browser: BrowserContext
 ) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
     with launched(indexed.with_(openai_base_url=dead)) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         option = page.get_by_label("OpenAI-compatible", exact=False)
         expect(page.locator("#settings")).to_contain_text("unavailable", timeout=TIMEOUT_MS)
         option.check()
@@ -373,47 +284,13 @@ def test_backend_without_server_is_marked_and_its_error_says_what_to_do(
         expect(bot).not_to_contain_text("LLMUnavailable")
 
 
-def test_stop_button_ends_a_streaming_answer(indexed: Settings, browser: BrowserContext) -> None:
-    gate = threading.Event()
-    chunks = ["Alpha used GPUs ", "up to 92% ", "of capacity [1]."]
-    with (
-        FakeLLMServer(chunks=chunks, gate=gate) as server,
-        launched(indexed.with_(openai_base_url=server.openai_url)) as url,
-    ):
-        page = open_page(browser, url, [])
-        page.get_by_label("OpenAI-compatible", exact=False).check()
-        page.fill("#question textarea", JA_QUESTION)
-        page.click("#send")
-        bot = page.locator('[data-testid="bot"]').first
-        expect(bot).to_contain_text("Alpha used GPUs", timeout=TIMEOUT_MS)  # streamed, then paused
-        page.click("#stop")
-        page.wait_for_timeout(500)
-        gate.set()
-        page.wait_for_timeout(1500)
-        expect(bot).not_to_contain_text("92%")  # the rest never arrived: the answer was stopped
-        expect(page.locator("#send")).to_be_enabled()
-
-
 def test_questionnaire_recommends_from_the_articles_rules_and_cites_them(
     settings: Settings, browser: BrowserContext, shots: Path, tmp_path: Path
 ) -> None:
     """The article's Kubernetes team (cloud, elastic fleet, training and serving) in the browser form."""
-    import shutil
-
-    from core.settings import PROJECT_ROOT
-
-    article = PROJECT_ROOT / "corpus" / "docs" / "slurm-vs-k8s-article-ja.md"
-    translation = PROJECT_ROOT / "corpus" / "translations" / "slurm-vs-k8s-article-en.md"
-    if not article.is_file() or not translation.is_file():
-        pytest.fail("the corpus is not linked: run `make corpus` so corpus/docs and corpus/translations exist")
-    (tmp_path / "art" / "docs").mkdir(parents=True)
-    (tmp_path / "art" / "translations").mkdir()
-    shutil.copy(article, tmp_path / "art" / "docs")
-    shutil.copy(translation, tmp_path / "art" / "translations")
-    art = settings.with_(corpus_dir=tmp_path / "art" / "docs", translations_dir=tmp_path / "art" / "translations")
-    run_ingest(art, FakeEmbeddings())
+    art = article_settings(settings, tmp_path)
     with launched(art) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         page.get_by_role("tab", name="Which platform?").click()
         for field, label in (("deployment", "Cloud"), ("workload", "Training and serving"), ("fleet", "Elastic")):
             page.locator(f"#q-{field}").get_by_label(label, exact=True).check()
@@ -429,7 +306,7 @@ def test_the_passages_slider_sets_how_many_passages_an_answer_uses(
     indexed: Settings, browser: BrowserContext, shots: Path
 ) -> None:
     with launched(indexed) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         slider = page.locator("#k input[type=number]")
         slider.fill("1")
         slider.press("Enter")
@@ -468,7 +345,7 @@ def test_notes_about_a_stored_file_are_never_quoted(indexed: Settings, browser: 
     (indexed.index.corpus_dir / "vendor-notes.md").write_text(NOTES_DOC, encoding="utf-8")
     run_ingest(indexed, FakeEmbeddings())
     with launched(indexed) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         bot = ask(page, "How long does a gateway restart take according to the vendor post?")
         expect(bot).to_contain_text("ninety seconds")
         for note in ("What this file is", "stored variants", "cut off at this point", "citation checking"):
@@ -480,7 +357,7 @@ def test_small_defects_refusal_once_no_empty_bullets_and_a_rendered_passages_pan
     indexed: Settings, browser: BrowserContext, shots: Path
 ) -> None:
     with launched(indexed) as url:
-        page = open_page(browser, url, [])
+        page = open_page(browser, url)
         refusal = ask(page, "What is the capital of Australia?")
         text = refusal.inner_text()
         assert text.count("can't answer") + text.count("cannot answer") == 1, text  # said once

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from app.models import Answer, Citation, MatchedRule, OriginalQuote, Passage, Rule, Verdict
+from app.models import Answer, Citation, OriginalQuote, Passage, Verdict
 from app.web import render
 from core.contract import IndexInfo, IndexMeta
 
@@ -33,6 +33,7 @@ def _answer(text: str, citations: list[Citation], **kw: object) -> Answer:
 def _no_live_tags(html_text: str) -> None:
     """No tag outside the small set the renderer itself emits."""
     allowed = {"sup", "a", "div", "b", "em", "code", "details", "summary", "blockquote", "br", "sub", "span", "small"}
+    allowed |= {"p", "ul", "ol", "li", "strong", "table", "thead", "tbody", "tr", "th", "td", "pre"}  # rendered quotes
     for tag in re.findall(r"<\s*([a-zA-Z][a-zA-Z0-9]*)", html_text):
         assert tag.lower() in allowed, f"unexpected live tag <{tag}> in {html_text!r}"
     for tag in ("<script", "<img", "<svg"):
@@ -59,10 +60,12 @@ def test_sources_section_has_title_section_link_and_expandable_quote() -> None:
     md = render.answer_markdown(_answer("Text [1]", [_cite(1)]), key="x")
     assert "**Sources**" in md and "出典" not in md  # one language at a time
     # The title deep-links to the quoted passage (a text fragment of its first and last lines).
-    link = '<a href="https://example.test/1#:~:text=Quoted%20text%201.,Second%20line." target="_blank"'
+    link = (
+        '<a class="src-title" href="https://example.test/1#:~:text=Quoted%20text%201.,Second%20line." target="_blank"'
+    )
     assert link in md and 'rel="noopener noreferrer">Title 1</a>' in md
     assert "<em>Costs › Nodes</em>" in md
-    assert "<details><summary>" in md and "Quoted text 1.<br>Second line." in md
+    assert "<details><summary>" in md and "<p>Quoted text 1.<br>Second line.</p>" in md
     # Each source entry is one line: a blank line would end the HTML block in Markdown.
     entry = next(line for line in md.splitlines() if 'id="src-x-1"' in line)
     assert entry.endswith("</div>")
@@ -95,14 +98,8 @@ def test_japanese_text_and_partial_answer() -> None:
     ans = _answer("GPUを92%まで使い切った事例があります [1]", [_cite(1, title="ジョブスケジューラ比較メモ")])
     md = render.answer_markdown(ans, key="j", partial=True)
     assert "GPUを92%まで使い切った事例があります" in md and "ジョブスケジューラ比較メモ" in md
-    assert render.answer_markdown(_answer("", []), key="e", partial=True).strip() == "…"
-
-
-def _rule(verdict: str = "slurm") -> Rule:
-    return Rule(
-        id="r1", doc_id="doc-1", chunk_id="doc-1#0", section="S", language="en",
-        condition="fixed on-prem fleet", verdict=verdict, quote="| fixed | Slurm |",
-    )  # fmt: skip
+    unfinished = render.answer_markdown(_answer("", []), key="e", partial=True)
+    assert unfinished.startswith("…") and unfinished.endswith(render.NO_RATE)  # shown, but not to be rated
 
 
 def test_refusal_is_said_once_and_flagged_is_noted() -> None:
@@ -118,7 +115,6 @@ def test_refusal_is_said_once_and_flagged_is_noted() -> None:
 def test_verdict_is_rendered_from_the_verdict_object() -> None:
     verdict = Verdict(
         value="kubernetes",
-        rules=[MatchedRule(rule=_rule("kubernetes"), score=0.9, n=2)],
         changes=["A fixed fleet would favour Slurm [1]."],
         summary="Kubernetes fits an elastic fleet [3] [2].",
     )
@@ -127,8 +123,8 @@ def test_verdict_is_rendered_from_the_verdict_object() -> None:
     summary = md[md.index("elastic fleet") :]
     assert summary.index("[2]") < summary.index("[3]")  # markers in order, not "[3] [2]"
     assert "What would change it" in md and "A fixed fleet would favour Slurm" in md
-    ja = render.answer_markdown(_answer("理由 [2]", [_cite(2)], verdict=verdict), key="v", lang="ja")
-    assert "判定" in ja and "判定が変わる条件" in ja and "Verdict" not in ja
+    ja = render.answer_markdown(_answer("理由 [2]", [_cite(2)], verdict=verdict, language="ja"), key="v", lang="en")
+    assert "判定" in ja and "判定が変わる条件" in ja and "Verdict" not in ja  # the question's language frames it
     # A summary the answer text already contains is not repeated.
     inline = render.answer_markdown(
         _answer("Kubernetes fits an elastic fleet [3] [2].", [_cite(2)], verdict=verdict), "w"
@@ -199,7 +195,8 @@ def test_passages_panel_renders_markdown_links_and_explains_scores() -> None:
     md = render.passages_markdown(passages)
     assert "Relevance" in md and "semantic similarity" in md and "BM25" in md  # the scores are explained
     assert "0.5000" in md and "0.810" in md and "3.20" in md and "–" in md
-    assert "&#96;" not in md and "`kubectl`" in md  # Markdown kept for the renderer, no escaped backticks
+    assert "&#96;" not in md and "<code>kubectl</code>" in md and "<strong>Kueue</strong>" in md  # rendered
+    assert "<th>k</th>" in md and "<td>1</td>" in md  # tables as tables
     assert "word " * 199 + "word" in md and "word…" not in md  # the whole passage, not a truncated cell
     assert '<a href="https://example.test/a#:~:text=' in md  # the source is a deep link
     assert "A | &lt;b&gt;" in md and "<b>A" not in md

@@ -28,11 +28,12 @@ def test_library_lists_language_licence_completeness_and_stale_translations() ->
                      translations_stale=["article-ja"])  # fmt: skip
     md = web_panels.library_markdown(DOCS, info)
     assert "last ingest 2026-11-30 10:00:00 UTC" in md and "1 translation(s) stale: article-ja" in md
-    rows = [line for line in md.splitlines() if line.startswith("| ")]
-    assert len(rows) == 4 and all(r.count(" | ") == rows[0].count(" | ") for r in rows)  # pipes escaped
+    assert md.count("<th>") == 5 and md.count("<tr>") == 4  # a header and one row per document
+    assert md.count('<span class="cell-label">Language</span>') == 3  # each cell names its column (phone cards)
     assert "full text" in md and "paraphrased notes" in md and "translation of article-en" in md
-    assert "out of date" in md and "&lt;b&gt;" in md and "CC-BY-4.0" in md
-    assert rows[-1].startswith("| 記事")  # translations listed after the originals
+    assert "out of date" in md and "GPUs | &lt;b&gt;" in md and "GPUs | <b>" not in md  # escaped
+    assert "CC-BY-4.0" in md
+    assert md.rindex("記事") > md.rindex("nebius-notes")  # translations listed after the originals
     ja = web_panels.library_markdown(DOCS, None, "ja")
     assert "全文" in ja and "要約メモ" in ja and "full text" not in ja
     assert "run `ingest`" in web_panels.library_markdown([], None)
@@ -41,8 +42,9 @@ def test_library_lists_language_licence_completeness_and_stale_translations() ->
 def test_rules_show_condition_verdict_quote_and_deep_link() -> None:
     md = web_panels.rules_markdown([RULE], DOCS)
     assert "an elastic cloud fleet</b> → " in md and "verdict-kubernetes" in md and "autoscaling" in md
-    assert 'href="https://kubernetes.io/docs/gpus/#elastic-fleets:~:text=Elastic,Kubernetes"' in md
-    assert "| Elastic | **Kubernetes** |" in md  # the quote as written
+    assert 'href="https://kubernetes.io/docs/gpus/' in md and ":~:text=" in md  # a deep link to the quote
+    assert "<td>Elastic</td><td><strong>Kubernetes</strong></td>" in md  # the quote rendered: a table row
+    assert md.startswith('<div class="rule">') and "\n\n" not in md  # one card per rule, one HTML block
     assert "No decision rules" in web_panels.rules_markdown([])
 
 
@@ -74,3 +76,9 @@ def test_conversation_export_is_plain_markdown() -> None:
     text = web_panels.conversation_export(["How?", "And then?"], [answer, "⚠️ error text"])
     assert "## How?" in text and "Like this [1]." in text and "[1] GPUs — " in text
     assert "## And then?" in text and "⚠️ error text" in text and "<sup" not in text
+
+
+def test_recommendation_labels_are_escaped_once() -> None:
+    reason = Reason(criterion="hpc_experience", answer="experienced", verdict="slurm", rule=RULE, citations=[CITE])
+    md = web_panels.recommendation_markdown(Recommendation(verdict="slurm", reasons=[reason], citations=[CITE]))
+    assert "**Team's HPC experience:** Experienced → Slurm" in md and "&#x27;" not in md and "&amp;" not in md

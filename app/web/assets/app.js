@@ -1,0 +1,140 @@
+// The page's small behaviours that Gradio has no component for. Loaded once, in <head>; every hook is
+// delegated from `document`, so it keeps working as Gradio re-renders the chat.
+(() => {
+  if (window.__advisor) return;
+  window.__advisor = true;
+
+  // Copy: the chat's copy button copies a message's raw content (HTML). Each final answer carries its
+  // plain text in a comment (render.with_copy_text); copy that instead.
+  const clip = navigator.clipboard;
+  if (clip && clip.writeText) {
+    const write = clip.writeText.bind(clip);
+    clip.writeText = (text) => {
+      const m = /<!--plain:([A-Za-z0-9+\/=]+)-->/.exec(String(text));
+      if (!m) return write(text);
+      const bytes = Uint8Array.from(atob(m[1]), (c) => c.charCodeAt(0));
+      return write(new TextDecoder().decode(bytes));
+    };
+  }
+
+  // Citation jumps: scroll to the source and flash it (a repeated click on the same [n] does not
+  // change :target, so :target alone would not show it again).
+  const jump = (a) => {
+    const target = document.getElementById(a.getAttribute("href").slice(1));
+    if (!target) return false;
+    target.scrollIntoView({ behavior: "smooth", block: "center" });
+    document.querySelectorAll(".source.flash").forEach((el) => el.classList.remove("flash"));
+    target.classList.add("flash");
+    const details = target.querySelector("details");
+    if (details) details.open = true;
+    return true;
+  };
+
+  // Source titles open the source panel (a plain click; a modified click still opens the page).
+  const setValue = (el, value) => {
+    const proto = Object.getPrototypeOf(el);
+    Object.getOwnPropertyDescriptor(proto, "value").set.call(el, value);
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+  };
+  const openSource = (a) => {
+    const source = a.closest(".source[id^='src-']");
+    const field = document.querySelector("#source-request textarea, #source-request input");
+    const button = document.querySelector("#source-open");
+    if (!source || !field || !button) return false;
+    const m = /^src-(.+)-(\d+)$/.exec(source.id);
+    if (!m) return false;
+    setValue(field, `${m[1]}:${m[2]}`);
+    setTimeout(() => button.click(), 0);
+    return true;
+  };
+
+  // Which message's buttons were last clicked (by position: Svelte replaces the button once it is
+  // pressed): the comment box opens next to them.
+  let ratedAt = -1;
+  const ratedButtons = () => document.querySelectorAll("#chat .message-buttons")[ratedAt] || null;
+  document.addEventListener("click", (event) => {
+    const el = event.target;
+    if (!el || !el.closest) return;
+    const cite = el.closest('a[href^="#src-"]');
+    if (cite && jump(cite)) { event.preventDefault(); return; }
+    const title = el.closest(".source a.src-title");
+    const plainClick = event.button === 0 && !event.ctrlKey && !event.metaKey && !event.shiftKey;
+    if (title && plainClick && openSource(title)) { event.preventDefault(); return; }
+    const rate = el.closest("#chat .message-buttons");
+    if (rate) ratedAt = [...document.querySelectorAll("#chat .message-buttons")].indexOf(rate);
+  }, true);
+
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    const close = document.querySelector("#source-panel #source-close");
+    if (close) close.click();
+  });
+
+  // Accessibility: Gradio labels a message with its raw content, which for answers is HTML markup.
+  const plainLabels = () => {
+    document.querySelectorAll('#chat [data-testid="bot"][aria-label], #chat [data-testid="user"][aria-label]').forEach((m) => {
+      const who = m.getAttribute("data-testid") === "bot" ? "bot" : "user";
+      const text = `${who}'s message: ${(m.textContent || "").replace(/\s+/g, " ").trim()}`.slice(0, 500);
+      if (m.getAttribute("aria-label") !== text) m.setAttribute("aria-label", text);
+    });
+  };
+
+  // The live character count under the question box (its limit comes from the server's settings).
+  const count = () => {
+    const box = document.querySelector("#question textarea");
+    const out = document.querySelector("#char-count .char-count");
+    if (!box || !out) return;
+    const limit = Number(out.dataset.limit || 0);
+    const n = box.value.trim().length;
+    const text = `${n.toLocaleString("en-US")} / ${limit.toLocaleString("en-US")}`;
+    if (out.textContent !== text) out.textContent = text;
+    out.classList.toggle("over", limit > 0 && n > limit);
+  };
+  document.addEventListener("input", count, true);
+
+  // The comment box sits next to the rated answer's buttons (above them when there is no room below).
+  const placeFeedback = () => {
+    const box = document.getElementById("feedback-box");
+    const anchor = ratedButtons();
+    if (!box || !anchor) return;
+    const r = anchor.getBoundingClientRect();
+    const width = Math.min(420, window.innerWidth - 16);
+    const left = Math.max(8, Math.min(r.left, window.innerWidth - width - 8));
+    const height = box.getBoundingClientRect().height || 180;
+    const below = r.bottom + 6;
+    const top = below + height <= window.innerHeight - 8 ? below : Math.max(8, r.top - height - 6);
+    const set = (name, value) => { if (box.style[name] !== value) box.style[name] = value; };
+    set("left", `${left}px`);
+    set("top", `${top}px`);
+    set("width", `${width}px`);
+  };
+  document.addEventListener("scroll", placeFeedback, true);
+  window.addEventListener("resize", placeFeedback);
+
+  // The source panel: scroll the highlighted quote into view when a section arrives.
+  let shownPanel = "";
+  const showHit = () => {
+    const view = document.querySelector("#source-panel .source-view");
+    if (!view) { shownPanel = ""; return; }
+    const key = view.outerHTML.length + ":" + view.getAttribute("data-n") + ":" + view.textContent.slice(0, 80);
+    if (key === shownPanel) return;
+    shownPanel = key;
+    const hit = view.querySelector(".hit");
+    if (hit) hit.scrollIntoView({ block: "center" });
+  };
+
+  let queued = false;
+  new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      plainLabels();
+      count();
+      placeFeedback();
+      showHit();
+    });
+  }).observe(document.documentElement, { subtree: true, childList: true, attributes: true, attributeFilter: ["aria-label", "style", "class"] });
+  // Gradio sets the question box's value without an input event (examples, a sent question): re-count.
+  setInterval(count, 500);
+})();

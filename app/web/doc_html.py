@@ -1,0 +1,156 @@
+"""Document Markdown → safe HTML for the UI (pure): quotes, passages and cited sections, rendered.
+
+Documents carry tables, lists, code and links; a quote shown as raw Markdown (``| a | b |``, ``- item``)
+is hard to read, so the UI renders it here, before Gradio sees it, with markdown-it (CommonMark plus
+tables). Raw HTML in a document is escaped, images are not loaded (``![x](y)`` stays text), and links are
+resolved against the source document's URL: ``#anchor`` and ``../x.md`` point into the source site, and
+anything that is not http(s) after that is left as plain text. Links open in a new tab.
+
+``to_html`` returns the HTML on one line, with no blank line inside, so it can sit inside a Markdown
+HTML block (a chat message), which a blank line would end; line breaks inside code survive as ``&#10;``.
+``hit`` marks blocks (paragraphs, list items, table rows, headings, code) whose text belongs to a quote
+with the class ``hit``, which the source panel highlights and scrolls to.
+
+    >>> to_html("| A | B |\\n|---|---|\\n| 1 | 2 |")
+    '<div class="table-wrap"><table><thead><tr><th>A</th><th>B</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table></div>'
+
+Deliberately left out: the chat's own answer text (``app.web.render``), and any fetching of the links.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import cache
+from urllib.parse import urljoin, urlsplit
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from core.markdown import is_delimiter_row
+
+Hit = Callable[[str], bool]
+
+_PRE = re.compile(r"(<pre\b.*?</pre>)", re.DOTALL)
+_MARKUP = re.compile(r"[|*_`#>~\\]+|^\s*(?:[-+]|\d{1,3}[.)])\s+|!?\[([^\]]*)\]\([^)]*\)", re.MULTILINE)
+_MARKED_BLOCKS = ("paragraph_open", "heading_open", "list_item_open", "tr_open", "fence", "code_block")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+
+
+@cache
+def _parser() -> MarkdownIt:
+    # breaks: a single line break in a document is a line break on screen (quotes keep their lines).
+    return (
+        MarkdownIt("commonmark", {"html": False, "breaks": True, "xhtmlOut": False})
+        .enable(["table", "strikethrough"])
+        .disable("image")
+    )
+
+
+def resolve_link(href: str, base_url: str) -> str | None:
+    """``href`` made absolute against ``base_url``; None unless the result is plain http(s).
+
+    ``resolve_link("#topology", "https://x.test/a/b.md")`` → ``"https://x.test/a/b.md#topology"``
+    """
+    href = href.strip()
+    base = base_url.strip() if urlsplit(base_url.strip()).scheme in ("http", "https") else ""
+    target = urljoin(base, href) if base else href
+    parts = urlsplit(target)
+    if parts.scheme not in ("http", "https") or not parts.netloc or any(c in target for c in " <>\"'"):
+        return None
+    return target
+
+
+def _fix_links(tokens: Sequence[Token], base_url: str) -> None:
+    for token in tokens:
+        for child in token.children or []:
+            if child.type != "link_open":
+                continue
+            url = resolve_link(str(child.attrGet("href") or ""), base_url)
+            if url is None:  # not a place a reader can go: the link text stays, the link goes
+                child.attrs.pop("href", None)
+                continue
+            child.attrSet("href", url)
+            child.attrSet("target", "_blank")
+            child.attrSet("rel", "noopener noreferrer")
+
+
+def _block_text(tokens: Sequence[Token], i: int) -> str:
+    """The Markdown text of the block that starts at ``tokens[i]`` (a table row: all its cells)."""
+    token = tokens[i]
+    if token.type in ("fence", "code_block"):
+        return token.content
+    if token.type == "tr_open":
+        cells: list[str] = []
+        for later in tokens[i + 1 :]:
+            if later.type == "tr_close":
+                break
+            if later.type == "inline":
+                cells.append(later.content)
+        return " ".join(cells)
+    # A paragraph, heading or list item: its first inline text (a list item's own line, not its sub-list).
+    for later in tokens[i + 1 :]:
+        if later.type == "inline":
+            return later.content
+        if later.type not in ("paragraph_open", "heading_open"):
+            break
+    return ""
+
+
+def _mark_hits(tokens: Sequence[Token], hit: Hit) -> None:
+    in_head = False
+    for i, token in enumerate(tokens):
+        in_head = (in_head or token.type == "thead_open") and token.type != "thead_close"
+        if token.type in _MARKED_BLOCKS and not in_head and hit(_block_text(tokens, i)):
+            token.attrJoin("class", "hit")
+
+
+def _one_line(html_text: str) -> str:
+    # A wrapper scrolls a wide table sideways on a narrow screen, so the table itself keeps its layout.
+    html_text = html_text.replace("<table>", '<div class="table-wrap"><table>').replace("</table>", "</table></div>")
+    parts = _PRE.split(html_text)
+    # Odd parts are <pre> blocks: their line breaks are content. Elsewhere a newline only separates tags
+    # (soft breaks are <br> here), so it can go.
+    return "".join(p.replace("\n", "&#10;") if i % 2 else p.replace("\n", "") for i, p in enumerate(parts))
+
+
+def complete_table(markdown: str) -> str:
+    """Table rows quoted without their header get an empty header row, so they still render as a table."""
+    lines = [line for line in markdown.strip().splitlines() if line.strip()]
+    if not lines or not all(_TABLE_ROW.match(line) for line in lines) or any(is_delimiter_row(x) for x in lines):
+        return markdown
+    cells = lines[0].strip().strip("|").count("|") + 1
+    return "\n".join(["|" + " |" * cells, "|" + "---|" * cells, *lines])
+
+
+def to_html(markdown: str, base_url: str = "", hit: Hit | None = None) -> str:
+    """Render document Markdown as safe, one-line HTML; links resolved against ``base_url``."""
+    md = _parser()
+    tokens = md.parse(complete_table(markdown))
+    _fix_links(tokens, base_url)
+    if hit is not None:
+        _mark_hits(tokens, hit)
+    return _one_line(md.renderer.render(tokens, md.options, {}))
+
+
+def plain(markdown: str) -> str:
+    """Markdown reduced to comparable text: no markup, no list markers, one space, lower case."""
+    return " ".join(_MARKUP.sub(lambda m: m.group(1) or " ", markdown).split()).lower()
+
+
+def quote_hit(*quotes: str, min_chars: int = 12) -> Hit:
+    """A ``hit`` test: a block is part of a quote when one holds the other (markup and spacing ignored).
+
+    Each line of a quote counts on its own, so a quote that joins sentences of several blocks marks each.
+    """
+    whole = [plain(q) for q in quotes if plain(q)]
+    pieces = [p for q in quotes for line in q.splitlines() if len(p := plain(line)) >= min_chars]
+
+    def hit(block: str) -> bool:
+        text = plain(block)
+        if not text:
+            return False
+        held = any(text == q or (len(text) >= min_chars and text in q) for q in whole)
+        return held or any(p in text for p in pieces)
+
+    return hit

@@ -1,0 +1,160 @@
+"""Helpers for the browser tests: launch the app, drive Debian's Chromium with Playwright, measure what a user sees.
+
+Everything waits on conditions (an element, a text, a count), never on fixed sleeps. Screenshots go to the
+test's ``tmp_path``; they are for a person to look at, never committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import FakeEmbeddings
+from playwright.sync_api import BrowserContext, Dialog, Locator, Page, expect, sync_playwright
+
+from app.pipeline import Advisor
+from app.web.ui import build_app, launch_options
+from core.settings import PROJECT_ROOT, Settings
+from ingest.indexer import run_ingest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DESKTOP = (1366, 900)
+PHONE = (390, 844)
+JA_QUESTION = "AlphaはGPUを何%まで使い切りましたか？"
+EN_QUESTION = "How often do minor releases ship?"
+SELECTION_QUESTION = (
+    "Which should we choose for distributed LLM training on an on-premises GPU cluster: Slurm or Kubernetes?"
+)
+TIMEOUT_MS = 30_000
+# Gradio labels the thumbs in the browser's locale (the contexts here are ja-JP).
+VOTE_LABELS = {"up": "いいね", "down": "よくないね"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def launched(settings: Settings, advisor: Advisor | None = None) -> Iterator[str]:
+    demo = build_app(settings, advisor)
+    options = {**launch_options(settings), "server_port": free_port(), "prevent_thread_lock": True, "quiet": True}
+    _, url, _ = demo.launch(**options)
+    try:
+        yield url
+    finally:
+        demo.close()
+
+
+def chromium(tmp_path: Path, size: tuple[int, int]) -> Iterator[BrowserContext]:
+    assert Path(CHROMIUM).exists(), "Debian chromium is part of the project set-up (make browser)"
+    width, height = size
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / f"chromium-{width}"),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": width, "height": height},
+            locale="ja-JP",
+        )
+        context.grant_permissions(["clipboard-read", "clipboard-write"])
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def open_page(context: BrowserContext, url: str, dialogs: list[str] | None = None) -> Page:
+    page = context.pages[0] if context.pages else context.new_page()
+    seen = dialogs if dialogs is not None else []
+
+    def on_dialog(dialog: Dialog) -> None:  # an alert() would mean injected script ran
+        seen.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.goto(url, wait_until="load")
+    page.wait_for_selector("#question textarea", timeout=TIMEOUT_MS)
+    return page
+
+
+def ask(page: Page, question: str) -> Locator:
+    """Type and send a question; return the locator of the new (final) bot message."""
+    before = page.locator('[data-testid="bot"]').count()
+    page.fill("#question textarea", question)
+    page.click("#send")
+    bot = page.locator('[data-testid="bot"]').nth(before)
+    # Final answers carry the backend/latency footer; error messages start with ⚠️.
+    expect(bot.locator("sub, p:has-text('⚠️')").first).to_be_visible(timeout=TIMEOUT_MS)
+    expect(page.locator("#send")).to_be_visible(timeout=TIMEOUT_MS)  # the answer is over: Ask is back
+    return bot
+
+
+def vote(page: Page, answer: int, rating: str) -> Locator:
+    """Click 👍 (up) or 👎 (down) under the ``answer``-th bot message (0-based); return the button."""
+    button = page.locator(f'#chat button[aria-label="{VOTE_LABELS[rating]}"]').nth(answer)
+    button.click()
+    return button
+
+
+def shot(page: Page, folder: Path, name: str) -> None:
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def box(locator: Locator) -> dict[str, float]:
+    found = locator.bounding_box()
+    assert found is not None, f"{locator} is not rendered"
+    return found
+
+
+def text_lines(locator: Locator) -> int:
+    """How many lines the element's text takes on screen (1 = it does not wrap)."""
+    return int(
+        locator.evaluate(
+            """el => { const r = document.createRange(); r.selectNodeContents(el);
+                 const tops = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+                 return tops.size; }"""
+        )
+    )
+
+
+def duplicate_ids(page: Page) -> list[Any]:
+    return list(
+        page.evaluate(
+            """() => { const seen = {}; document.querySelectorAll('[id]').forEach(e => {
+                 if (e.id) seen[e.id] = (seen[e.id] || 0) + 1; });
+               return Object.entries(seen).filter(([, n]) => n > 1); }"""
+        )
+    )
+
+
+def article_settings(settings: Settings, tmp_path: Path) -> Settings:
+    """The fixture corpus plus the project's Slurm/Kubernetes article and its English companion, indexed."""
+    article = PROJECT_ROOT / "corpus" / "docs" / "slurm-vs-k8s-article-ja.md"
+    translation = PROJECT_ROOT / "corpus" / "translations" / "slurm-vs-k8s-article-en.md"
+    if not article.is_file() or not translation.is_file():
+        pytest.fail("the corpus is not linked: run `make corpus` so corpus/docs and corpus/translations exist")
+    docs, translations = tmp_path / "art" / "docs", tmp_path / "art" / "translations"
+    shutil.copytree(settings.index.corpus_dir, docs)
+    translations.mkdir(parents=True)
+    shutil.copy(article, docs)
+    shutil.copy(translation, translations)
+    art = settings.with_(corpus_dir=docs, translations_dir=translations)
+    run_ingest(art, FakeEmbeddings())
+    return art
