@@ -40,7 +40,7 @@ from app.retrieval.companions import one_per_section, with_originals
 from app.retrieval.retriever import Mode, Retriever
 from app.retrieval.snapshot import Snapshot
 from app.retrieval.spelling import correct
-from core.contract import DocumentInfo, IndexInfo, Rule, contextual_text
+from core.contract import DocumentInfo, IndexInfo, Rule, StoredChunk, contextual_text
 from core.numeric import cosine_rows
 from core.settings import Settings
 from core.situation import Situation
@@ -71,6 +71,10 @@ class Advisor:
 
     def status(self) -> IndexInfo | None:
         return self.retriever.store.info()
+
+    def section_chunks(self, doc_id: str, section: str) -> list[StoredChunk]:
+        """Every chunk of one section of one document, in order (the UI's source panel shows the section)."""
+        return self.retriever.snapshot().section_chunks(doc_id, section)
 
     def rules(self) -> list[Rule]:
         """Every decision rule the index holds (both languages), in document order."""

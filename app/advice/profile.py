@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from app.advice.reader import rules_for
 from app.advice.verdict import build_verdict, needs, situation_of
-from app.answer.compose import _Numbering
+from app.answer.citations import enrich
+from app.answer.compose import Numbering
 from app.answer.verdict_lines import cite_votes, verdict_lines
 from app.models import Profile, Reason, Recommendation, Verdict
 from app.retrieval.snapshot import Snapshot
@@ -23,10 +24,10 @@ def recommend(profile: Profile, snap: Snapshot) -> Recommendation:
     language = profile.lang
     situation = situation_of(profile.facets())
     verdict = build_verdict(situation, rules_for(language, snap), language)
-    numbering = _Numbering()
+    numbering = Numbering()
     if verdict is not None:
         verdict = cite_votes(verdict, snap.chunks.get, numbering.cite)
-    citations = numbering.citations()
+    citations = enrich(numbering.citations(), [], snap)  # deep links; a translation's original beside its quote
     by_chunk = {c.chunk_id: c for c in citations}
     defs = facets()
     reasons = []

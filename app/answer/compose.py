@@ -103,7 +103,7 @@ def _citation(source: Passage | StoredChunk, n: int) -> Citation:
     )
 
 
-class _Numbering:
+class Numbering:
     """Citation numbers in order of first use, one per chunk; each citation gathers its quotes."""
 
     def __init__(self) -> None:
@@ -215,7 +215,7 @@ def compose(
     block); then each other part's own best unit (``covering``), then the best other units, quoted with their
     citation numbers. Lead-ins bring along what they
     announce (from ``evidence.units``)."""
-    numbering = _Numbering()
+    numbering = Numbering()
     lines: list[str] = []
     ja = language == "ja"
     if verdict is not None:
@@ -287,7 +287,7 @@ def unit_quote(unit: Unit, units: Sequence[Unit]) -> str:
     return code_window(unit, units) if unit.kind == "code_line" else unit.quote
 
 
-def _cite_finding(loc: Located, numbering: _Numbering, passages: Sequence[Passage], units: Sequence[Unit]) -> Finding:
+def _cite_finding(loc: Located, numbering: Numbering, passages: Sequence[Passage], units: Sequence[Unit]) -> Finding:
     n = numbering.cite(passages[loc.unit.passage], [unit_quote(loc.unit, units)])
     return Finding(part=loc.part, value=loc.span.text, answer_type=loc.answer_type, n=n)
 
@@ -332,7 +332,7 @@ RELATED = 3  # passages a not-stated answer shows as related (never as the answe
 
 def related_lines(language: str, passages: Sequence[Passage], evidence: Evidence) -> Draft:
     """Under a "not stated" line: the closest passages' best sentences, labelled as not an answer."""
-    numbering = _Numbering()
+    numbering = Numbering()
     best: dict[int, ScoredUnit] = {}
     for s in evidence.scored:
         if s.unit.kind in ("code", "code_line", "heading"):

@@ -60,13 +60,29 @@ def plain_blocks(markdown: str) -> list[str]:
         if block.kind == "heading":
             texts.append(_inline_text(block.text))
         elif block.kind in ("paragraph", "html"):
-            # a delimiter row on its own is a piece of a table cut from its header: no text either
-            texts.extend(_inline_text(line) for line in block.text.split("\n") if not md.is_delimiter_row(line))
+            # a delimiter row on its own is a piece of a table cut from its header: no text either; a row cut
+            # from its header is still a row: its cells are what the page shows
+            for line in block.text.split("\n"):
+                if md.is_delimiter_row(line):
+                    continue
+                cells = _row_cells(line)
+                if cells:
+                    texts.extend(_inline_text(cell) for cell in cells)
+                else:
+                    texts.append(_inline_text(line))
         elif block.kind == "table":
             texts.extend(_inline_text(cell) for row in block.cells[1:] for cell in row)
         elif block.kind == "code":
             texts.extend(line.strip() for line in block.code_lines)
     return [text for text in texts if text]
+
+
+def _row_cells(line: str) -> list[str]:
+    """The cells of a lone table row ("| a | b |"), or [] for any other line."""
+    stripped = line.strip()
+    if len(stripped) < 3 or not (stripped.startswith("|") and stripped.endswith("|")):
+        return []
+    return [cell.strip() for cell in stripped[1:-1].split("|")]
 
 
 def _inline_text(text: str) -> str:

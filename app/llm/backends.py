@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import httpx
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -61,11 +62,17 @@ class LLMUnavailable(RuntimeError):
 
 
 # How to get a server running, named in every "cannot reach" message and in the UI's health notes.
-START_OPENAI = (
-    "Start an OpenAI-compatible server, e.g. vLLM (`vllm serve MODEL --port 8000`) or the llama.cpp server "
-    "(`llama-server -m MODEL.gguf --port 8080`), and set ADVISOR_OPENAI_BASE_URL to its address "
-    "(ending in /v1) — or use the extractive backend."
-)
+def start_openai(url: str) -> str:
+    """How to start an OpenAI-compatible server where ``url`` (the configured base URL) will find it: the
+    port in the hint is the port the message names."""
+    port = urlsplit(url).port or 8000
+    return (
+        f"Start an OpenAI-compatible server on that port, e.g. vLLM (`vllm serve MODEL --port {port}`) or the "
+        f"llama.cpp server (`llama-server -m MODEL.gguf --port {port}`), or set ADVISOR_OPENAI_BASE_URL to the "
+        "address of one (ending in /v1) — or use the extractive backend."
+    )
+
+
 START_OLLAMA = (
     "Start it with `ollama serve` (and `ollama pull MODEL`), or set ADVISOR_OLLAMA_BASE_URL — "
     "or use the extractive backend."
@@ -92,7 +99,8 @@ def check_backend(settings: Settings, backend: str, timeout: float = HEALTH_TIME
     if backend == "extractive":
         return Health(backend, True, "")
     if backend == "openai":
-        base, start = settings.llm.openai_base_url.rstrip("/"), START_OPENAI
+        base = settings.llm.openai_base_url.rstrip("/")
+        start = start_openai(base)
         url = base + "/models"
         key = settings.llm.openai_api_key.get_secret_value()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -213,7 +221,7 @@ def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavail
         if failure.kind == "timeout":
             return LLMUnavailable(f"{where} {timeout}")
         if failure.kind == "unreachable":
-            return LLMUnavailable(f"Cannot reach the OpenAI-compatible server at {url}. {START_OPENAI}")
+            return LLMUnavailable(f"Cannot reach the OpenAI-compatible server at {url}. {start_openai(url)}")
         if failure.kind == "http":
             if failure.status in (401, 403):
                 fix = "Set ADVISOR_OPENAI_API_KEY to a key the server accepts."

@@ -213,3 +213,9 @@ def test_the_verdict_is_the_same_with_and_without_the_translation_companion(
     assert with_companion is not None and without is not None
     assert with_companion.value == without.value
     assert with_companion.read_as == without.read_as
+
+
+def test_questionnaire_citations_from_the_translation_say_so_and_carry_the_original(article_advisor: Advisor) -> None:
+    rec = article_advisor.recommend(Profile(deployment="cloud", fleet="elastic", lang="en"))
+    assert rec.citations and all(c.translation_of == "slurm-vs-k8s-article-ja" for c in rec.citations)
+    assert all(c.original is not None and c.link for c in rec.citations)

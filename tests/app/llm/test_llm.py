@@ -418,6 +418,8 @@ def test_health_check_marks_a_missing_server_with_its_url_and_how_to_start_one()
     openai_health = check_backend(settings, "openai", timeout=0.5)
     assert not openai_health.ok and f"{url}/v1" in openai_health.message
     assert "vllm serve" in openai_health.message and "llama-server" in openai_health.message
+    port = url.rsplit(":", 1)[1]
+    assert f"--port {port}`" in openai_health.message and "--port 8000" not in openai_health.message  # as named
     ollama_health = check_backend(settings, "ollama", timeout=0.5)
     assert not ollama_health.ok and url in ollama_health.message and "ollama serve" in ollama_health.message
     broken = _ListingServer(500)
@@ -433,6 +435,7 @@ def test_unreachable_server_error_says_how_to_start_one() -> None:
     with pytest.raises(LLMUnavailable) as err:
         list(stream_llm_answer("q", PASSAGES[:1], make_settings(url=url), "openai", "en"))
     assert f"{url}/v1" in str(err.value) and "vllm serve" in str(err.value)
+    assert f"--port {url.rsplit(':', 1)[1]}`" in str(err.value)  # the hint starts a server where the URL points
     with pytest.raises(LLMUnavailable) as err:
         list(stream_llm_answer("q", PASSAGES[:1], make_settings(url=url), "ollama", "en"))
     assert "ollama serve" in str(err.value)
