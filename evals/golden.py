@@ -26,6 +26,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from app.models import AnswerType
+
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -46,26 +48,8 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-# The answer types a case may be labelled with (app.models.AnswerType, plus "none" for a value that is not stated).
-AnswerTypeLabel = Literal[
-    "api_version",
-    "flag",
-    "key",
-    "default",
-    "version",
-    "date",
-    "command",
-    "quantity",
-    "name",
-    "procedure",
-    "reason",
-    "comparison",
-    "list",
-    "yes_no",
-    "selection",
-    "fact",
-    "none",
-]
+# The answer types a case may be labelled with: the advisor's, plus "none" for a value that is not stated.
+AnswerTypeLabel = AnswerType | Literal["none"]
 
 
 class GoldenCase(BaseModel):
