@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeEmbeddings
-from paths import FIXTURE_CORPUS, SUPPORT_DIR
+from paths import FIXTURE_CORPUS, SUPPORT_DIR, fixture_settings
 
 from core.settings import Settings
 from ingest.embeddings import register_backend
@@ -44,12 +44,4 @@ def corpus_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def settings(tmp_path: Path, corpus_dir: Path) -> Settings:
     """Embedded Chroma in tmp_path, fake embedder, fixture corpus. Ignores the developer's .env."""
-    return Settings().with_(
-        corpus_dir=corpus_dir,
-        translations_dir=tmp_path / "translations",  # none: never the project's own corpus/translations
-        index_dir=tmp_path / "index",
-        data_dir=tmp_path / "data",
-        embedding_backend="fake",
-        chunk_size=300,
-        chunk_min=60,
-    )
+    return fixture_settings(tmp_path, corpus_dir)

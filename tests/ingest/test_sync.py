@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fakes import FakeEmbeddings
+from paths import fixture_settings
 
 from core.settings import Settings
 from ingest.documents import load_corpus, parse_document
@@ -180,15 +181,7 @@ LIMITS = SyncLimits(timeout_s=0.5, deadline_s=5.0, max_bytes=200_000, retries=1,
 
 
 def make_settings(tmp_path: Path) -> Settings:
-    return Settings().with_(
-        corpus_dir=tmp_path / "docs",
-        manifest_path=tmp_path / "sources.toml",
-        index_dir=tmp_path / "index",
-        data_dir=tmp_path / "data",
-        embedding_backend="fake",
-        chunk_size=300,
-        chunk_min=60,
-    )
+    return fixture_settings(tmp_path, tmp_path / "docs", manifest_path=tmp_path / "sources.toml")
 
 
 def src(doc_id: str, url: str, **extra: object) -> Source:

@@ -127,7 +127,9 @@ def test_compose_verdict_is_rendered_from_the_structure_and_cites_its_rule() -> 
     units = split_units(TABLE, "table", 0) + split_units("Slurm is lightweight.", "text", 1)
     evidence = Evidence(scored=[ScoredUnit(units[2], 0.8)], units=units)
     verdict = Verdict(
-        value="slurm", read_as=["オンプレミス"], votes=[_vote(units[0], "slurm", "deployment", "on_prem", "オンプレミス")]
+        value="slurm",
+        read_as=["オンプレミス"],
+        votes=[_vote(units[0], "slurm", "deployment", "on_prem", "オンプレミス")],
     )
     draft = compose("専用クラスタで学習するならどちらを選ぶべき？", "ja", passages, evidence, verdict)
     assert draft.verdict is not None and draft.verdict.value == "slurm"
@@ -156,9 +158,7 @@ def test_compose_depends_names_both_sides_and_the_deciding_facet() -> None:
 def test_compose_asks_for_the_deciding_facts_when_none_is_stated() -> None:
     passages = [_passage(0, "Slurm needs one management node.", "en")]
     units = split_units(passages[0].text, "text", 0)
-    draft = compose(
-        "Slurm or Kubernetes?", "en", passages, Evidence(units=units), needs=["where it runs", "workload"]
-    )
+    draft = compose("Slurm or Kubernetes?", "en", passages, Evidence(units=units), needs=["where it runs", "workload"])
     assert draft.verdict is None
     assert draft.lines[0] == "**To recommend a platform I need your situation:** tell me about where it runs, workload"
 

@@ -12,7 +12,11 @@ from app.answer.values import find_values, identifier_words, split_identifier
     [
         ("api_version", "apiVersion: kueue.x-k8s.io/v1beta2", ["kueue.x-k8s.io/v1beta2"]),
         ("api_version", "apiVersion: v1", ["v1"]),
-        ("flag", "srun --container-image=ubuntu --container-mount-home -N2", ["--container-image=ubuntu", "--container-mount-home"]),
+        (
+            "flag",
+            "srun --container-image=ubuntu --container-mount-home -N2",
+            ["--container-image=ubuntu", "--container-mount-home"],
+        ),
         ("flag", "slurmd -C", ["-C"]),
         ("key", "export ENROOT_RUNTIME_PATH=/run/enroot", ["ENROOT_RUNTIME_PATH=/run/enroot"]),
         ("key", "  topologyName: default", ["topologyName"]),
@@ -36,7 +40,9 @@ def test_a_command_is_a_shell_line_or_a_code_span() -> None:
         "enroot import docker://ubuntu"
     ]
     assert find_values("command", "apiVersion: v1", code_lang="yaml") == []
-    assert [s.text for s in find_values("command", "Run `helm install kai ./chart` first.")] == ["helm install kai ./chart"]
+    assert [s.text for s in find_values("command", "Run `helm install kai ./chart` first.")] == [
+        "helm install kai ./chart"
+    ]
 
 
 def test_spans_point_into_the_text() -> None:

@@ -13,7 +13,7 @@ from fakes import FakeEmbeddings
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from langchain_tests.integration_tests import RetrieversIntegrationTests
-from paths import FIXTURE_CORPUS
+from paths import FIXTURE_CORPUS, fixture_settings
 
 from app.retrieval.lc_retriever import HybridRetriever
 from app.retrieval.retriever import Retriever
@@ -108,15 +108,7 @@ class TestLangChainStandardRetrieverSuite(RetrieversIntegrationTests):
     def _index(self, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
         root = tmp_path_factory.mktemp("standard-suite")
         shutil.copytree(FIXTURE_CORPUS, root / "corpus")
-        settings = Settings().with_(
-            corpus_dir=root / "corpus",
-            translations_dir=root / "translations",
-            index_dir=root / "index",
-            data_dir=root / "data",
-            embedding_backend="fake",
-            chunk_size=300,
-            chunk_min=60,
-        )
+        settings = fixture_settings(root)
         run_ingest(settings, FakeEmbeddings())
         request.cls.project_retriever = Retriever(settings, FakeEmbeddings())
 
