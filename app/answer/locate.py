@@ -188,11 +188,20 @@ def _new_values(part: QuestionPart, unit: Unit, question: str) -> list[Span]:
     """Values of the part's type in the unit that the question did not already state (a quantity counting
     something else is not one: "16 nodes" does not answer "how many rings")."""
     asked = normalize(question)
+    spans = find_values(part.answer_type, unit.text, code_lang=_unit_language(unit))
+    if part.answer_type == "quantity" and part.counted:
+        # "how many slices": any number followed by what is counted ("up to seven MIG slices")
+        spans += [Span(m.start(1), m.end(1), m.group(1)) for m in _COUNT.finditer(unit.text)]
     return [
         s
-        for s in find_values(part.answer_type, unit.text, code_lang=_unit_language(unit))
+        for s in spans
         if normalize(s.text) not in asked and len(s.text) > 1 and counts(unit.text[s.start : s.end + 24], part.counted)
     ]
+
+
+_COUNT = re.compile(
+    r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen)\b(?=(?:\s+[A-Za-z][\w-]*){1,3})", re.I
+)
 
 
 # Counters and the unit words that count the same thing.
@@ -212,6 +221,7 @@ _SAME_UNIT = {
     "円": ("円",),
     "万円": ("円", "万円"),
 }
+_WORD_COUNT = re.compile(r"^(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen)((?:\s+[a-z][\w-]*){1,3})")
 # The unit word right after a value's number ("16 nodes can be…" → nodes, "3層" → 層).
 _COUNTED_UNIT = re.compile(r"\d[\d.,]*\s*(?:[~〜–-]\s*\d[\d.,]*\s*)?(%|[a-z]+|[\u3040-\u30ff\u4e00-\u9fff]+)")
 
@@ -221,8 +231,12 @@ def counts(value: str, counted: str) -> bool:
     is another thing does not. ``counted`` empty: anything counts."""
     if not counted:
         return True
-    m = _COUNTED_UNIT.search(normalize(value))
+    words = normalize(value)
+    m = _COUNTED_UNIT.search(words)
     unit = m.group(1) if m else ""
+    if not m and (n := _WORD_COUNT.search(words)):
+        # a number word: what follows within two words ("seven MIG slices")
+        return any(counts(f"1 {w}", counted) for w in n.group(1).split())
     if not unit or unit.isdigit():
         return True
     glossed = english_words(f"w:{counted}") if not counted.isascii() else []

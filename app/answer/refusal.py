@@ -208,6 +208,8 @@ STRICT_TYPES = frozenset(["api_version", "flag", "key", "default", "version", "d
 # Parts that an answer can serve with quotes even when a value part finds nothing: the answer then says
 # which value is not stated instead of refusing the whole question.
 _QUOTED_PARTS = frozenset(["procedure", "reason", "list", "comparison"])
+# Value types that are measurements of something (as opposed to names of things: flags, keys, commands…).
+_MEASURES = frozenset(["quantity", "date", "default"])
 
 
 def decide(
@@ -252,9 +254,12 @@ def decide(
             asked = "; ".join(typed.parts[i].text for i in strict_missing)
             stated = NotStated(asked=asked, focus=typed.focus)
             return Decision(not_stated_text(language, stated), stated)
-        if found and not missing:
+        measured = any(typed.parts[i].answer_type in _MEASURES for i in value_parts)
+        if found and not missing and not (unknown and measured):
             # every value asked was found in a unit about what the question names (app.answer.locate): a
-            # word of the question the documents do not use ("Docker Hub", "1.17") was incidental
+            # word of the question the documents do not use ("Docker Hub", "1.17") was incidental — unless
+            # the value is a measurement: a figure about something the documents never mention (an MFU "for
+            # Llama 3 405B") cannot be in them, whatever percentage a unit holds
             return Decision()
     if not should_refuse(strength, unknown, compared, figure):
         return Decision()
