@@ -22,9 +22,11 @@ from dataclasses import dataclass
 # a version may sit in a release URL (".../mpi-operator/v0.8.2/deploy/...")
 _VERSION = r"(?<![\w.-])v?\d+\.\d+(?:\.\d+)?(?:[-.][0-9a-z]+)*\+?(?![\w])"
 _API = r"(?<![\w./-])(?:[a-z0-9-]+\.)+[a-z]{2,}/v\d+(?:(?:alpha|beta)\d+)?(?![\w.-])|(?<=apiVersion: )v\d+(?:(?:alpha|beta)\d+)?"
-_FLAG = (
-    r"(?<![\w-])--[a-zA-Z][\w.-]*(?:[= ](?!-)[^\s,;)`'\"]+)?|(?<![\w-])-[a-zA-Z](?![\w-])|(?<![\w-])--set\s+[\w.-]+=\S+"
-)
+_FLAG = r"(?<![\w-])--[a-zA-Z][\w.-]*(?:=[^\s,;)`'\"]+)?|(?<![\w-])-[a-zA-Z](?![\w-])|(?<![\w-])--set\s+[\w.-]+=\S+"
+# A flag's argument after a space ("--namespace slinky"): taken in a command line, or in prose when it looks like a
+# value rather than a word of the sentence ("--rack-label to name…").
+_FLAG_ARG = re.compile(r"\s+(?!-)([^\s,;)`'\"]+)")
+_VALUE_LIKE = re.compile(r"[\d/.:=<>$]|^[A-Z_]{2,}$")
 _ENV = r"(?<![\w.-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=\S+)?(?![\w-])"
 _CAMEL = (
     r"(?<![\w.-])[a-z]+(?:[A-Z][a-z0-9]*)+(?![\w-])|(?<![\w.-])[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+(?:=[^\s,;`]+)?(?![\w-])"
@@ -104,7 +106,19 @@ def find_values(answer_type: str, text: str, *, code_lang: str | None = None) ->
     if answer_type == "default":
         return _dedupe(_spans(_DEFAULT_VALUE, text))
     found = [s for p in PATTERNS.get(answer_type, ()) for s in _spans(p, text)]
+    if answer_type == "flag":
+        found = [_with_argument(s, text, code_lang is not None) for s in found]
     return _dedupe(found)
+
+
+def _with_argument(span: Span, text: str, in_code: bool) -> Span:
+    """A long flag with the argument that follows it after a space, where that is one (see ``_FLAG_ARG``)."""
+    if not span.text.startswith("--") or "=" in span.text:
+        return span
+    m = _FLAG_ARG.match(text, span.end)
+    if m is None or not (in_code or _VALUE_LIKE.search(m.group(1))):
+        return span
+    return Span(span.start, m.end(1), text[span.start : m.end(1)])
 
 
 def _command(text: str, code_lang: str | None) -> list[Span]:
