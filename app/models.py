@@ -265,3 +265,4 @@ class Recommendation(BaseModel):
     answer: str = Field("", description="Markdown summary with [n] markers, in the profile's language.")
     changes: list[str] = Field(default_factory=list, description="What would change the verdict, as sentences.")
     detail: Verdict | None = Field(None, description="The verdict as data (read situation, votes, changes).")
+    needs: list[str] = Field(default_factory=list, description="The facts still to give (unanswered facets' labels).")

@@ -51,6 +51,7 @@ def recommend(profile: Profile, snap: Snapshot) -> Recommendation:
         answer=_markdown(verdict, reasons, language, situation_needs=needs(situation, language)),
         changes=verdict.changes if verdict else [],
         detail=verdict,
+        needs=needs(situation, language),
     )
 
 

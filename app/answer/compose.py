@@ -33,6 +33,11 @@ _HOWTO = re.compile(
     re.I,
 )
 
+# The lines that open an answer's quoted evidence, by language: renderers split the answer there (what comes
+# before is drawn from the answer's fields).
+QUOTES_HEADING = {"en": "From the knowledge base:", "ja": "ナレッジベースの該当箇所:"}
+RELATED_HEADING = {"en": "Related, but not an answer:", "ja": "関連する記述（回答ではありません）:"}
+
 MAX_UNITS = 7  # measured 5/6/7/8 units: 145/151/154/156 of 228 (golden+holdout+fresh); 7 keeps answers readable
 PER_PASSAGE = 3
 UNIT_FLOOR = 0.65  # units scoring under this share of the best are not evidence enough
@@ -240,7 +245,7 @@ def compose(
         chosen[: MAX_UNITS + 1], evidence.units, is_howto_question(question), scores, whole_lists
     )
     if ordered or value_units:
-        lines.append("ナレッジベースの該当箇所:" if ja else "From the knowledge base:")
+        lines.append(QUOTES_HEADING["ja" if ja else "en"])
     for unit in value_units:
         spans = [loc.span.text for loc in located if loc.unit == unit]
         n = numbering.cite(passages[unit.passage], [unit_quote(unit, evidence.units)])

@@ -189,9 +189,12 @@ def _new_values(part: QuestionPart, unit: Unit, question: str) -> list[Span]:
     something else is not one: "16 nodes" does not answer "how many rings")."""
     asked = normalize(question)
     spans = find_values(part.answer_type, unit.text, code_lang=_unit_language(unit))
-    if part.answer_type == "quantity" and part.counted:
-        # "how many slices": any number followed by what is counted ("up to seven MIG slices")
-        spans += [Span(m.start(1), m.end(1), m.group(1)) for m in _COUNT.finditer(unit.text)]
+    if part.answer_type == "quantity" and part.counted.isascii() and len(part.counted) > 2:
+        # "how many entries": a number with what is counted right after it ("keeps 17 entries", "seven MIG
+        # slices"), the count and the thing together
+        thing = re.escape(part.counted.rstrip("s"))
+        pattern = rf"\b(?:\d+|{_NUMBER_WORDS})(?:\s+[A-Za-z][\w-]*){{0,2}}?\s+{thing}\w*"
+        spans += [Span(m.start(), m.end(), m.group()) for m in re.finditer(pattern, unit.text, re.I)]
     return [
         s
         for s in spans
@@ -199,9 +202,7 @@ def _new_values(part: QuestionPart, unit: Unit, question: str) -> list[Span]:
     ]
 
 
-_COUNT = re.compile(
-    r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen)\b(?=(?:\s+[A-Za-z][\w-]*){1,3})", re.I
-)
+_NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen"
 
 
 # Counters and the unit words that count the same thing.
@@ -221,7 +222,9 @@ _SAME_UNIT = {
     "円": ("円",),
     "万円": ("円", "万円"),
 }
-_WORD_COUNT = re.compile(r"^(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen)((?:\s+[a-z][\w-]*){1,3})")
+_WORD_COUNT = re.compile(
+    r"^(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen)((?:\s+[a-z][\w-]*){1,3})"
+)
 # The unit word right after a value's number ("16 nodes can be…" → nodes, "3層" → 層).
 _COUNTED_UNIT = re.compile(r"\d[\d.,]*\s*(?:[~〜–-]\s*\d[\d.,]*\s*)?(%|[a-z]+|[\u3040-\u30ff\u4e00-\u9fff]+)")
 

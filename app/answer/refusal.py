@@ -254,8 +254,9 @@ def decide(
             asked = "; ".join(typed.parts[i].text for i in strict_missing)
             stated = NotStated(asked=asked, focus=typed.focus)
             return Decision(not_stated_text(language, stated), stated)
-        measured = any(typed.parts[i].answer_type in _MEASURES for i in value_parts)
-        if found and not missing and not (unknown and measured):
+        measured = [typed.parts[i].text for i in value_parts if typed.parts[i].answer_type in _MEASURES]
+        unknown_subject = bool(measured) and bool(unknown_names(" ".join(measured), vocabulary))
+        if found and not missing and not unknown_subject:
             # every value asked was found in a unit about what the question names (app.answer.locate): a
             # word of the question the documents do not use ("Docker Hub", "1.17") was incidental — unless
             # the value is a measurement: a figure about something the documents never mention (an MFU "for

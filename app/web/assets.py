@@ -3,7 +3,8 @@
 Gradio 6 takes CSS and ``<head>`` HTML at launch (``app.web.ui.launch_options``), so every launch — the
 ``app`` command and the tests — looks and behaves the same. The script adds what Gradio has no component
 for: plain-text copy, citation jumps, opening a source title in the source panel, plain-text labels for
-screen readers, the question's live character count, and placing the comment box by the rated answer.
+screen readers, the question's live character count, placing the comment box by the rated answer, and
+taking a "Read as" answer of the questionnaire back to its question in the form.
 
 Deliberately left out: any server-side behaviour (``app.web.wiring``) and the page layout (``app.web.ui``).
 """

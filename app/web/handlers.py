@@ -2,8 +2,8 @@
 handler per user action (ask, new chat, vote, comment, open a source, recommend, export, library).
 
 ``Runtime`` holds the ``Advisor`` and loads its models in a background thread so the page is usable at
-once. Handlers are thin: they call the advisor and hand its results to ``app.web.render`` /
-``app.web.panels`` (which escape every user or document string). The conversation lives in the
+once. Handlers are thin: they call the advisor and hand its results to ``app.web.answer_view`` /
+``app.web.panels`` / ``app.web.render`` (which escape every user or document string). The conversation lives in the
 browser (``gr.BrowserState``) as ``{"messages", "turns", "answers"}``: chat messages, the ``Turn`` list
 passed to the advisor as history, and per assistant message its id and ``Answer`` (for 👍/👎, export and
 the source panel). A question over the length limit is refused before anything else happens, and the
@@ -31,8 +31,9 @@ from app.models import Answer, Citation, Profile, Recommendation, Turn
 from app.pipeline import Advisor, QuestionError
 from app.web import panels as web_panels
 from app.web import render
+from app.web.answer_view import answer_markdown, answer_plain
 from app.web.feedback import Rating, record_feedback
-from app.web.i18n import QUESTIONS, UNSET, t
+from app.web.i18n import UNSET, form_facets, t
 from app.web.source_panel import panel_html
 from core.settings import Settings
 from ingest.store import IndexUnavailable
@@ -186,7 +187,7 @@ class Runtime:
                     if session in self._stopped:
                         return
                     final = partial
-                    content = render.answer_markdown(partial, key, partial=True, lang=lang)
+                    content = answer_markdown(partial, key, partial=True, lang=lang)
                     messages[-1] = {"role": "assistant", "content": content}
                     yield "", messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
         except Exception as exc:
@@ -196,10 +197,10 @@ class Runtime:
         if final is None:
             yield "", messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
             return
-        markdown = render.answer_markdown(final, key, lang=lang)
+        markdown = answer_markdown(final, key, lang=lang)
         messages[-1] = {
             "role": "assistant",
-            "content": render.with_copy_text(markdown, render.answer_plain(final, lang)),
+            "content": render.with_copy_text(markdown, answer_plain(final, lang)),
         }
         turns = [*conv["turns"], {"role": "user", "content": question}, {"role": "assistant", "content": final.answer}]
         stored = final.model_dump(exclude={"passages"})
@@ -285,9 +286,9 @@ class Runtime:
 
     # --- questionnaire, library, rules -------------------------------------------------------------
     def recommend(self, lang: str, *values: str) -> Iterator[tuple[str, Any]]:
-        """Questionnaire answers (one per Profile field, "unset" = not sure) → the rendered recommendation."""
-        # One value per question of the form, in the form's order (app.web.i18n.QUESTIONS: Profile fields).
-        chosen = {f: (None if v in (UNSET, None) else v) for f, v in zip(QUESTIONS, values, strict=True)}
+        """Questionnaire answers (one per facet, "unset" = not sure) → the rendered recommendation."""
+        # One value per question of the form, in the form's order (app.web.i18n.form_facets: Profile fields).
+        chosen = {f: (None if v in (UNSET, None) else v) for f, v in zip(form_facets(), values, strict=True)}
         if not self.ready.is_set():
             yield t("waiting", lang), gr.skip()
             self.ready.wait(WARM_UP_WAIT_S)
@@ -301,6 +302,13 @@ class Runtime:
             yield render.internal_error(exc, lang), None
             return
         yield web_panels.recommendation_markdown(rec, lang), rec.model_dump()
+
+    def rerecommend(self, lang: str, rec: dict[str, Any] | None, *values: str) -> Iterator[tuple[str, Any]]:
+        """A changed answer or UI language: the recommendation again, once there is one to update."""
+        if not rec:
+            yield gr.skip(), gr.skip()
+            return
+        yield from self.recommend(lang, *values)
 
     def export_recommendation(self, rec: dict[str, Any] | None, lang: str) -> Any:
         if not rec:

@@ -3,13 +3,19 @@
 ``t("ask", "ja")`` → ``"質問する"``. Every label, button, note and message the UI shows is here, keyed by a
 short name, so the language toggle can relabel the page and the renderers can write in the user's
 language. An unknown language falls back to English; an unknown key is a programming error (KeyError).
+The questionnaire asks about the situation facets of ``core/facets.toml`` (``core.situation.facets``):
+its questions and choices are those facets' own labels, so the form, the "Read as" line and the answers
+speak of a situation in the same words.
 
-Deliberately left out: answer text (written by the pipeline in the question's language) and document text.
+Deliberately left out: answer text (written by the pipeline in the question's language), document text,
+and the facets themselves (``core/facets.toml``).
 """
 
 from __future__ import annotations
 
 from typing import Literal
+
+from core.situation import facets
 
 Lang = Literal["en", "ja"]
 LANGS: list[tuple[str, Lang]] = [("EN", "en"), ("日本語", "ja")]
@@ -83,6 +89,36 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "stale": ("translation may be out of date", "翻訳が古い可能性があります"),
     "verdict": ("Verdict", "判定"),
     "changes": ("What would change it", "判定が変わる条件"),
+    # the answer's shape
+    "answer": ("Answer", "回答"),
+    "read_as": ("Read as", "読み取った状況"),
+    "read_nothing": ("nothing answered yet", "まだ回答がありません"),
+    "depends_on": ("Depends on", "決め手"),
+    "from_kb": ("From the knowledge base", "ナレッジベースの該当箇所"),
+    "not_stated": ("Not stated in the documents", "資料には記載がありません"),
+    "not_stated_help": (
+        "The documents cover this, but none of them states the value you asked for.",
+        "この話題は資料にありますが、質問の値はどの資料にも書かれていません。",
+    ),
+    "asked": ("You asked", "質問"),
+    "focus": ("About", "対象"),
+    "related": ("Related, but not an answer", "関連する記述（回答ではありません）"),
+    "needs": (
+        "To recommend a platform, tell me: {facts}",
+        "プラットフォームを推奨するには、次の点を教えてください: {facts}",
+    ),
+    "needs_none": (
+        "No rule in the documents decides on these answers.",
+        "資料の判断ルールでは、この回答からは決められません。",
+    ),
+    "missing": ("Not stated in the documents", "資料に記載なし"),
+    "why": ("Why", "理由"),
+    "why_more": ("What would change it, and the rules behind it", "判定が変わる条件と根拠のルール"),
+    "rules_used": ("The rules it rests on", "根拠のルール"),
+    "rule_situation": ("Situation", "状況"),
+    "rule_platform": ("Platform", "基盤"),
+    "rule_source": ("Source", "出典"),
+    "edit_facet": ("Change “{facet}” in the form", "フォームで「{facet}」を変更"),
     "flagged": ("{n} sentence(s) had no valid citation and should be checked.", "出典のない文が {n} 件あります。"),
     "no_passages": ("No passages retrieved yet.", "まだ検索結果はありません。"),
     "score_help": (
@@ -104,7 +140,22 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "📚 **{docs}** documents · **{chunks}** chunks · embedder `{embedder}` · last ingest {when}",
         "📚 文書 **{docs}** 件 · チャンク **{chunks}** 件 · 埋め込み `{embedder}` · 最終取り込み {when}",
     ),
-    "stale_status": ("{n} translation(s) stale: {ids}", "古い翻訳 {n} 件: {ids}"),
+    "stale_one": ("1 translation is stale: {ids}", "古い翻訳が 1 件あります: {ids}"),
+    "stale_many": ("{n} translations are stale: {ids}", "古い翻訳が {n} 件あります: {ids}"),
+    "clause_sep": ("; ", "。"),
+    "sections_named": (" ({names})", "（{names}）"),
+    "unaligned_one": (
+        "1 of its sections is not indexed until it is re-translated",
+        "再翻訳するまで 1 セクションは索引に含まれません",
+    ),
+    "unaligned_many": (
+        "{n} of its sections are not indexed until it is re-translated",
+        "再翻訳するまで {n} セクションは索引に含まれません",
+    ),
+    "unaligned_their": (
+        "{n} of their sections are not indexed until they are re-translated",
+        "再翻訳するまで {n} セクションは索引に含まれません",
+    ),
     "index_unavailable": ("⚠️ **Index unavailable** — {msg}", "⚠️ **インデックスを利用できません** — {msg}"),
     "kb_unavailable": (
         "⚠️ **The knowledge base is unavailable:** {msg}\n\nAsk again once it is back; the app reconnects by itself.",
@@ -137,58 +188,17 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "lib_empty": ("_No documents indexed yet — run `ingest`._", "_文書がありません — `ingest` を実行してください。_"),
     "rules_empty": ("_No decision rules in the index yet._", "_判断ルールはまだありません。_"),
     "rec_title": ("Recommendation", "推奨"),
-    "why": ("Why", "理由"),
     "no_rule": ("no rule in the documents speaks to this", "該当する判断ルールはありません"),
-    "no_verdict": ("no platform yet", "まだ決まりません"),
+    "no_verdict": ("No platform yet", "まだ決まりません"),
 }
 
 VERDICTS: dict[str, tuple[str, str]] = {
     "slurm": ("Slurm", "Slurm"),
     "kubernetes": ("Kubernetes", "Kubernetes"),
-    "hybrid": ("Hybrid (both)", "ハイブリッド（併用）"),
+    "hybrid": ("Hybrid — train on Slurm, serve on Kubernetes", "ハイブリッド（学習はSlurm、推論はKubernetes）"),
     "depends": ("It depends", "条件次第"),
 }
 
-# The questionnaire (app.models.Profile): field → (label en, label ja, [(value, en, ja)]).
-QUESTIONS: dict[str, tuple[str, str, list[tuple[str, str, str]]]] = {
-    "deployment": (
-        "Where does it run?",
-        "実行環境",
-        [("on_prem", "On-premises", "オンプレミス"), ("cloud", "Cloud", "クラウド")],
-    ),
-    "workload": (
-        "Workload",
-        "ワークロード",
-        [("training", "Training only", "学習のみ"), ("training_and_serving", "Training and serving", "学習と推論")],
-    ),
-    "fleet": ("GPU fleet", "GPU台数", [("fixed", "Fixed", "固定"), ("elastic", "Elastic", "伸縮")]),
-    "one_platform": (
-        "One platform for training and serving?",
-        "学習と推論を一つの基盤にまとめたいですか？",
-        [
-            ("yes", "Yes, one platform", "はい、一つにまとめたい"),
-            ("no", "Separate platforms are fine", "分かれてもよい"),
-        ],
-    ),
-    "hpc_experience": (
-        "Team's HPC experience",
-        "チームのHPC経験",
-        [("experienced", "Experienced", "経験あり"), ("new", "New to HPC", "経験なし")],
-    ),
-    "ops_team": (
-        "Ops headcount",
-        "運用体制",
-        [("small", "1–2 people", "1〜2人"), ("dedicated", "Dedicated team", "専任チーム")],
-    ),
-    "priority": (
-        "What matters most?",
-        "最も重視すること",
-        [
-            ("training_speed_cost", "Training speed and cost", "学習速度とコスト"),
-            ("integration", "Integration with the stack", "既存基盤との統合"),
-        ],
-    ),
-}
 UNSET = "unset"  # the questionnaire's "Not sure" choice (Profile field left None)
 
 
@@ -207,28 +217,46 @@ def verdict_label(value: str | None, lang: str) -> str:
     return ja if lang == "ja" else en
 
 
-def question_choices(field: str, lang: str) -> list[tuple[str, str]]:
-    """Radio choices (label, value) for a questionnaire field, "Not sure" first."""
-    _, _, options = QUESTIONS[field]
-    return [(t("not_sure", lang), UNSET)] + [(ja if lang == "ja" else en, value) for value, en, ja in options]
+def capital(text: str) -> str:
+    """A label as a form or a line starts it: "where it runs" → "Where it runs" (Japanese is unchanged)."""
+    return text[:1].upper() + text[1:]
 
 
-def question_label(field: str, lang: str) -> str:
-    en, ja, _ = QUESTIONS[field]
-    return ja if lang == "ja" else en
+def form_facets() -> tuple[str, ...]:
+    """The questionnaire's questions: every situation facet, in the data file's order (Profile's fields)."""
+    return facets().order
 
 
-def criterion_label(field: str, lang: str) -> str:
-    """A Profile field's question, or the field name itself when it is not one of ours."""
-    return question_label(field, lang) if field in QUESTIONS else field
+def facet_name(facet: str, lang: str) -> str:
+    """A facet's human label ("where it runs"); a facet the data file does not know is shown as it is."""
+    defs = facets()
+    return defs.facet_label(facet, as_lang(lang)) if facet in defs.labels else facet
 
 
-def choice_label(field: str, value: str, lang: str) -> str:
-    """``("deployment", "cloud", "ja")`` → ``"クラウド"``; unknown values are shown as they are."""
-    for option, en, ja in QUESTIONS.get(field, ("", "", []))[2]:
-        if option == value:
-            return ja if lang == "ja" else en
-    return value
+def value_name(facet: str, value: str, lang: str) -> str:
+    """``("deployment", "on_prem", "ja")`` → ``"オンプレミス"``; an unknown value is shown as it is."""
+    defs = facets()
+    return defs.label(facet, value, as_lang(lang)) if value in defs.values.get(facet, {}) else value
+
+
+def question_choices(facet: str, lang: str) -> list[tuple[str, str]]:
+    """Radio choices (label, value) for a questionnaire facet, "Not sure" first."""
+    values = facets().values[facet]
+    return [(t("not_sure", lang), UNSET)] + [(capital(value_name(facet, v, lang)), v) for v in values]
+
+
+def question_label(facet: str, lang: str) -> str:
+    return capital(facet_name(facet, lang))
+
+
+def quoted(text: str, lang: str) -> str:
+    """The user's words in quotation marks of the language: “…” or 「…」."""
+    return f"「{text}」" if lang == "ja" else f"“{text}”"
+
+
+def listed(items: list[str], lang: str) -> str:
+    """Items joined as the language lists them: "a, b" or "a、b"."""
+    return ("、" if lang == "ja" else ", ").join(items)
 
 
 def as_lang(value: object) -> Lang:

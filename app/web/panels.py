@@ -4,9 +4,11 @@
 stale translations) under the last ingest time, as an HTML table whose cells also carry their column's
 label, so the page can show each row as a card on a phone; ``rules_markdown`` shows each decision rule
 as a card: condition → verdict, a deep link to it, and its quote rendered (tables as tables);
-``recommendation_markdown`` renders the questionnaire's ``Recommendation`` (verdict, one line per reason,
-what would change it, sources); ``recommendation_export`` and ``conversation_export`` are the plain
-Markdown files users download. Everything from documents or users is escaped once (``app.web.render``,
+``recommendation_markdown`` renders the questionnaire's ``Recommendation`` like a chat verdict
+(``app.web.verdict_view``): the recommendation with "Read as" built from the answers' labels, each a
+link back to its question in the form; without a platform, the facts still to give; one line per answer;
+what would change it, collapsed; sources. ``recommendation_export`` and ``conversation_export`` are the
+Markdown files users download, saying the same things. Everything from documents or users is escaped once (``app.web.render``,
 ``app.web.doc_html``).
 
 Deliberately left out: Gradio objects and I/O (``app.web.handlers``), deciding anything (the pipeline).
@@ -17,10 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.answer.links import deep_link
-from app.models import Answer, Recommendation, Rule
+from app.answer.verdict_lines import rule_words
+from app.models import Answer, Reason, Recommendation, Rule
+from app.web.answer_view import answer_plain
 from app.web.doc_html import to_html
-from app.web.i18n import choice_label, criterion_label, t, verdict_label
-from app.web.render import answer_plain, esc, html_link, link_markers, safe_url, sources_markdown, status_line
+from app.web.i18n import capital, facet_name, form_facets, listed, t, value_name, verdict_label
+from app.web.render import cited_html, esc, html_link, safe_url, sources_markdown, status_line
+from app.web.verdict_view import verdict_line, verdict_line_text, vote_text, why_html, why_text
 from core.contract import DocumentInfo, IndexInfo
 
 
@@ -89,53 +94,83 @@ def rules_markdown(rules: Sequence[Rule], docs: Sequence[DocumentInfo] = (), lan
     return "\n".join(_rule_card(rule, by_id.get(rule.doc_id), lang) for rule in rules)
 
 
-def recommendation_markdown(rec: Recommendation, lang: str = "en", key: str = "rec") -> str:
-    """Verdict, one line per reason (criterion, answer, its verdict, [n]), what would change it, sources."""
-    badge = f'<span class="verdict verdict-{esc(rec.verdict or "none")}">{esc(verdict_label(rec.verdict, lang))}</span>'
-    parts = [f"### {t('rec_title', lang)}: {badge}"]
-    if rec.answer.strip() and not rec.reasons:  # the summary restates the reasons; show it only without them
-        parts.append(link_markers(rec.answer, rec.citations, key))
+def _chip(facet: str, label: str, lang: str) -> str:
+    """An answered facet in the "Read as" line: a link that takes the user to its question in the form."""
+    title = esc(t("edit_facet", lang, facet=facet_name(facet, lang)))
+    return f'<a class="facet facet-edit" href="#q-{esc(facet)}" title="{title}">{esc(label)}<span class="edit-mark"> ✎</span></a>'
+
+
+def _answer_label(reason: Reason, lang: str) -> str:
+    return value_name(reason.criterion, reason.value, lang) if reason.value else reason.answer
+
+
+def _unanswered(rec: Recommendation, lang: str) -> list[str]:
+    """The facts the questionnaire still lacks (every facet no answer gives), as human labels."""
+    answered = {r.criterion for r in rec.reasons}
+    return [facet_name(f, lang) for f in form_facets() if f not in answered]
+
+
+def _reason_lines(rec: Recommendation, lang: str) -> list[tuple[str, str]]:
+    """(criterion, plain line with markers) per answer: each vote it casts, or that no rule speaks to it."""
+    votes = rec.detail.votes if rec.detail else []
     lines = []
     for reason in rec.reasons:
-        numbers = " ".join(f"[{c.n}]" for c in sorted(reason.citations, key=lambda c: c.n))
-        leans = f" → {verdict_label(reason.verdict, lang)}" if reason.verdict else f" — {t('no_rule', lang)}"
-        # Plain text in, escaped once by link_markers (escaping here too showed "Team&#x27;s").
-        text = f"**{criterion_label(reason.criterion, lang)}:** {choice_label(reason.criterion, reason.value or reason.answer, lang)}{leans}"
-        lines.append("- " + link_markers(f"{text} {numbers}".rstrip(), rec.citations, key))
+        criterion = capital(facet_name(reason.criterion, lang))
+        mine = [v for v in votes if v.facet == reason.criterion]
+        if mine:
+            lines += [(criterion, vote_text(v, lang)) for v in mine]
+        elif reason.verdict and reason.rule is not None:
+            numbers = " ".join(f"[{c.n}]" for c in sorted(reason.citations, key=lambda c: c.n))
+            text = f"{_answer_label(reason, lang)} → {verdict_label(reason.verdict, lang)}: {rule_words(reason.rule)}"
+            lines.append((criterion, f"{text} {numbers}".rstrip()))
+        else:
+            lines.append((criterion, f"{_answer_label(reason, lang)} — {t('no_rule', lang)}"))
+    return lines
+
+
+def _needs(rec: Recommendation, lang: str) -> str:
+    facts = _unanswered(rec, lang)
+    return t("needs", lang, facts=listed(facts, lang)) if facts else t("needs_none", lang)
+
+
+def recommendation_markdown(rec: Recommendation, lang: str = "en", key: str = "rec") -> str:
+    """The questionnaire's result: the recommendation line with an editable "Read as", the facts still
+    needed when nothing decides, one line per answer (its vote and rule, [n]), why (collapsed), sources."""
+    chips = " · ".join(_chip(r.criterion, _answer_label(r, lang), lang) for r in rec.reasons)
+    read_as = chips or f'<span class="facet none">{esc(t("read_nothing", lang))}</span>'
+    deciding = rec.detail.deciding_label if rec.detail else ""
+    parts = [verdict_line(rec.verdict, lang, read_as, deciding, title_key="rec_title")]
+    if rec.verdict is None:
+        parts.append(f'<div class="needs" role="note">{esc(_needs(rec, lang))}</div>')
+    lines = _reason_lines(rec, lang)
     if lines:
-        parts.append(f"**{t('why', lang)}**\n\n" + "\n".join(lines))
-    if rec.changes:
-        parts.append(f"_{t('changes', lang)}:_\n\n" + "\n".join(f"- {esc(c)}" for c in rec.changes))
-    sources = sources_markdown(rec.citations, key, lang)
-    if sources:
-        parts.append(sources)
-    return "\n\n".join(parts)
+        items = "".join(
+            f"<li><b>{esc(criterion)}:</b> {cited_html(text, rec.citations, key)}</li>" for criterion, text in lines
+        )
+        parts.append(f'<div class="why-head">{esc(t("why", lang))}</div><ul class="votes reasons">{items}</ul>')
+    parts.append(why_html(rec.detail, rec.citations, key, lang))
+    parts.append(sources_markdown(rec.citations, key, lang))
+    return "\n\n".join(p for p in parts if p)
 
 
 def recommendation_export(rec: Recommendation, lang: str = "en") -> str:
-    """The recommendation as a plain Markdown document (for a design review or a ticket)."""
-    lines = [f"# {t('rec_title', lang)}: {verdict_label(rec.verdict, lang)}", ""]
-    if rec.answer.strip():
-        lines += [rec.answer.strip(), ""]
-    if rec.reasons:
-        lines += [f"## {t('why', lang)}", ""]
-        for reason in rec.reasons:
-            numbers = " ".join(f"[{c.n}]" for c in sorted(reason.citations, key=lambda c: c.n))
-            leans = f" → {verdict_label(reason.verdict, lang)}" if reason.verdict else f" — {t('no_rule', lang)}"
-            criterion, choice = (
-                criterion_label(reason.criterion, lang),
-                choice_label(reason.criterion, reason.value or reason.answer, lang),
-            )
-            lines.append(f"- **{criterion}:** {choice}{leans} {numbers}".rstrip())
-        lines.append("")
-    if rec.changes:
-        lines += [f"## {t('changes', lang)}", "", *(f"- {c}" for c in rec.changes), ""]
+    """The recommendation as a plain Markdown document (for a design review or a ticket): the same parts."""
+    labels = [_answer_label(r, lang) for r in rec.reasons]
+    deciding = rec.detail.deciding_label if rec.detail else ""
+    head = verdict_line_text(rec.verdict, lang, labels or [t("read_nothing", lang)], deciding, title_key="rec_title")
+    lines = ["# " + head.replace("**", ""), ""]
+    if rec.verdict is None:
+        lines += [_needs(rec, lang), ""]
+    reasons = _reason_lines(rec, lang)
+    if reasons:
+        lines += [f"## {t('why', lang)}", "", *(f"- **{criterion}:** {text}" for criterion, text in reasons)]
+    lines += why_text(rec.detail, lang)
     if rec.citations:
-        lines += [f"## {t('sources', lang)}", ""]
+        lines += ["", f"## {t('sources', lang)}", ""]
         for c in sorted(rec.citations, key=lambda c: c.n):
             link = c.link or deep_link(c.url, c.quote if c.verbatim else "", c.section) or c.url
             lines.append(f"{c.n}. {c.title or c.doc_id}" + (f" — {c.section}" if c.section else "") + f" <{link}>")
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(lines).strip() + "\n"
 
 
 def conversation_export(questions: Sequence[str], answers: Sequence[Answer | str], lang: str = "en") -> str:

@@ -1,23 +1,22 @@
-"""Pure rendering: ``Answer`` and index status → the Markdown/HTML strings the web UI shows, in one language.
+"""Pure rendering: escaping, citation markers, sources, passages and index status → the HTML the web UI shows.
 
 Everything that came from a user or a document is escaped here, before Gradio sees it, so the page
-never depends on Gradio's sanitizer alone. Markdown is kept (documents carry tables, lists and code):
-``&``, ``<`` and ``>`` are escaped outside code, while code spans and fences are left to the Markdown
-renderer, which escapes them itself; a link that is not http(s) keeps only its text. Citation markers
-``[n]`` become ``<sup>`` links to an anchor on the matching source entry; each source shows its title
-(a deep link that scrolls the source page to the quote; the page opens it in the source panel instead),
-section path, badges for translations and paraphrased notes, and its quoted passage — rendered, tables
-as tables (``app.web.doc_html``) — in a ``<details>``. A verdict is rendered from the ``Verdict`` object
-(badge, summary, what would change it), never parsed from Markdown. The framing lines of an answer
-(verdict, sources, badges) are in the question's language. ``answer_plain`` is the same answer as plain
-text for the copy button. Messages that cannot be rated (errors, unfinished answers) carry a marker the
-page uses to hide 👍/👎.
+never depends on Gradio's sanitizer alone. Answer Markdown (quotes, an LLM's text) is rendered to HTML
+by ``app.web.doc_html`` (raw HTML escaped, links only to http(s), tables as tables); a user's question
+stays Markdown with ``&``, ``<`` and ``>`` escaped outside code. Citation markers ``[n]`` become
+``<sup>`` links to an anchor on the matching source entry; each source shows its title (a deep link that
+scrolls the source page to the quote; the page opens it in the source panel instead), section path,
+badges for translations and paraphrased notes, and its quoted passage, rendered, in a ``<details>``. The
+framing lines (sources, badges) are in the question's language (``frame_lang``). The status line names
+stale translation companions and the sections they leave out of the index until re-translated. Messages
+that cannot be rated (errors, unfinished answers) carry a marker the page uses to hide 👍/👎.
 
-Example: ``answer_markdown(Answer(answer="GPUs at 92% [1]", citations=[c1]), key="a2")`` →
-``GPUs at 92%<sup class="cite"><a href="#src-a2-1" ...>[1]</a></sup>`` followed by a sources block.
+Example: ``cited_html("GPUs at 92% [1]", [c1], key="a2")`` →
+``GPUs at 92% <sup class="cite"><a href="#src-a2-1" ...>[1]</a></sup>``.
 
-Deliberately left out: Gradio objects and any I/O (``app.web.handlers``), the library, rules and
-recommendation panels (``app.web.panels``) and the source panel (``app.web.source_panel``).
+Deliberately left out: the answer's shape (``app.web.answer_view``, ``app.web.verdict_view``), Gradio
+objects and any I/O (``app.web.handlers``), the library, rules and recommendation panels
+(``app.web.panels``) and the source panel (``app.web.source_panel``).
 """
 
 from __future__ import annotations
@@ -28,9 +27,9 @@ import re
 from collections.abc import Callable, Sequence
 
 from app.answer.links import deep_link
-from app.models import MARKER, Answer, Citation, Passage, Verdict
+from app.models import Answer, Citation, Passage
 from app.web.doc_html import to_html
-from app.web.i18n import as_lang, t, verdict_label
+from app.web.i18n import as_lang, t
 from core.contract import IndexInfo
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -38,6 +37,7 @@ _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
 
 _SAFE_URL = re.compile(r"^https?://[^\s<>\"']+$", re.IGNORECASE)
 _MARKER_RUN = re.compile(r"\[\d{1,3}\](?:[ \t]*\[\d{1,3}\](?![(:]))+(?![(:])")
+_NUMBERED_BULLET = re.compile(r"^([ \t]*[-*+][ \t]+)(\d{1,3})([.)][ \t])", re.MULTILINE)
 _EMPTY_BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]*$\n?", re.MULTILINE)
 _COPY_TAG = "<!--plain:{}-->"
 # An empty marker element: the page hides 👍/👎 under a message that holds it (an error, an unfinished answer).
@@ -115,6 +115,7 @@ def anchor_id(key: str, n: int) -> str:
 
 
 def _marker_html(n: int, citation: Citation | None, key: str) -> str:
+    """``[n]`` as a link to source ``n`` of message ``key``; plain ``[n]`` when there is no such source."""
     if citation is None:
         return f"[{n}]"  # a marker without a citation stays plain text: nothing to link to
     tip = citation.title + (f" — {citation.section}" if citation.section else "")
@@ -136,14 +137,33 @@ def tidy(markdown: str) -> str:
     return order_markers(_EMPTY_BULLET.sub("", markdown))
 
 
-def link_markers(markdown: str, citations: Sequence[Citation], key: str) -> str:
-    """Escape ``markdown`` and turn ``[n]`` markers (outside code) into links to source ``n``."""
+# In rendered HTML: code and tags are left alone, a marker in text becomes a link.
+_CODE_OR_TAG = re.compile(r"(<pre\b.*?</pre>|<code\b.*?</code>|<[^>]*>)", re.DOTALL)
+_HTML_MARKER = re.compile(r"\[(\d{1,3})\]")
+
+
+def markers_html(html_text: str, citations: Sequence[Citation], key: str) -> str:
+    """Rendered HTML with each ``[n]`` in its text (not in code) linked to source ``n``."""
     by_n = {c.n: c for c in citations}
+    parts = _CODE_OR_TAG.split(html_text)
+    return "".join(
+        part
+        if i % 2
+        else _HTML_MARKER.sub(lambda m: _marker_html(int(m.group(1)), by_n.get(int(m.group(1))), key), part)
+        for i, part in enumerate(parts)
+    )
 
-    def prose(text: str) -> str:
-        return MARKER.sub(lambda m: _marker_html(int(m.group(1)), by_n.get(int(m.group(1))), key), _escape_prose(text))
 
-    return _map_outside_code(tidy(markdown), prose)
+def cited_html(text: str, citations: Sequence[Citation], key: str) -> str:
+    """Plain text (a rule's words, a sentence with ``[n]`` markers) escaped, its markers linked."""
+    return markers_html(esc(order_markers(text)), citations, key)
+
+
+def document_html(markdown: str, citations: Sequence[Citation], key: str) -> str:
+    """Answer Markdown (quotes, an LLM's text) rendered on one line, tables as tables, markers linked.
+
+    A quoted numbered heading ("- 7. Recommended scenarios") stays a bullet's text, not a nested list."""
+    return markers_html(to_html(_NUMBERED_BULLET.sub(r"\1\2\\\3", tidy(markdown))), citations, key)
 
 
 def html_link(url: str, text: str, cls: str = "") -> str:
@@ -207,66 +227,9 @@ def question_markdown(question: str) -> str:
     return escape_markdown(question)
 
 
-def verdict_markdown(verdict: Verdict, citations: Sequence[Citation], key: str, lang: str = "en") -> str:
-    """Verdict badge, its summary with linked markers, and what would change it."""
-    badge = f'<span class="verdict verdict-{esc(verdict.value)}">{esc(verdict_label(verdict.value, lang))}</span>'
-    parts = [f"**{t('verdict', lang)}:** {badge}"]
-    if verdict.summary.strip():
-        parts[0] += " " + link_markers(verdict.summary.strip(), citations, key)
-    if verdict.changes:
-        items = "\n".join(f"- {link_markers(c, citations, key)}" for c in verdict.changes)
-        parts.append(f"_{t('changes', lang)}:_\n\n{items}")
-    return "\n\n".join(parts)
-
-
-def _shows_verdict(answer: Answer) -> bool:
-    summary = answer.verdict.summary.strip() if answer.verdict else ""
-    return answer.verdict is not None and not (summary and summary in answer.answer)
-
-
 def frame_lang(answer: Answer, ui_lang: str) -> str:
     """The language of an answer's framing lines: the question's, when the UI has it, else the UI's."""
     return as_lang(answer.language) if answer.language in ("en", "ja") else as_lang(ui_lang)
-
-
-def answer_markdown(answer: Answer, key: str, *, partial: bool = False, lang: str = "en") -> str:
-    """The chat message for an answer: verdict, text with linked markers, notes, then sources.
-
-    ``lang`` is the UI's language; the framing follows the question's (``frame_lang``).
-    """
-    lang = frame_lang(answer, lang)
-    parts: list[str] = []
-    if answer.verdict is not None and _shows_verdict(answer):
-        parts.append(verdict_markdown(answer.verdict, answer.citations, key, lang))
-    body = answer.answer.strip() or ("…" if partial else "")
-    parts.append(link_markers(body, answer.citations, key))
-    # A refusal's own text says it cannot answer; a second note would say it twice.
-    if answer.flagged and not partial:
-        parts.append(f"_⚠️ {t('flagged', lang, n=len(answer.flagged))}_")
-    sources = sources_markdown(answer.citations, key, lang)
-    if sources:
-        parts.append(sources)
-    # An unfinished answer (streaming, or stopped) cannot be rated: it is not stored as an answer.
-    parts.append(f"<sub>{esc(answer.backend)} · {_duration(answer.latency_ms)}</sub>" if not partial else NO_RATE)
-    return "\n\n".join(p for p in parts if p)
-
-
-def answer_plain(answer: Answer, lang: str = "en") -> str:
-    """The answer as plain text for copying: verdict, text with [n] markers, then the source list."""
-    lang = frame_lang(answer, lang)
-    lines: list[str] = []
-    if answer.verdict is not None and _shows_verdict(answer):
-        head = f"{t('verdict', lang)}: {verdict_label(answer.verdict.value, lang)}"
-        lines.append(f"{head} — {answer.verdict.summary.strip()}" if answer.verdict.summary.strip() else head)
-        lines += [f"- {c}" for c in answer.verdict.changes]
-        lines.append("")
-    lines.append(tidy(answer.answer.strip()))
-    if answer.citations:
-        lines += ["", f"{t('sources', lang)}:"]
-        for c in sorted(answer.citations, key=lambda c: c.n):
-            where = " — ".join(x for x in (c.title or c.doc_id, c.section, citation_link(c)) if x)
-            lines.append(f"[{c.n}] {where}")
-    return "\n".join(lines).strip() + "\n"
 
 
 def with_copy_text(markdown: str, plain: str) -> str:
@@ -275,7 +238,7 @@ def with_copy_text(markdown: str, plain: str) -> str:
     return f"{markdown}\n\n{_COPY_TAG.format(encoded)}"
 
 
-def _duration(ms: float) -> str:
+def duration(ms: float) -> str:
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
@@ -313,10 +276,22 @@ def status_line(info: IndexInfo | None, *, loading: bool = False, lang: str = "e
         return t("no_index", lang)
     when = info.updated_at.replace("T", " ").replace("Z", " UTC") if info.updated_at else "–"
     line = t("status", lang, docs=info.documents, chunks=info.chunks, embedder=esc(info.meta.embedder), when=esc(when))
+    return line + stale_note(info, lang)
+
+
+def stale_note(info: IndexInfo, lang: str = "en") -> str:
+    """Stale translation companions, and how many of their sections wait for a re-translation (named)."""
     stale = info.translations_stale
-    if stale:
-        line += " · ⚠️ " + t("stale_status", lang, n=len(stale), ids=esc(", ".join(stale)))
-    return line
+    if not stale:
+        return ""
+    ids = esc(", ".join(stale))
+    note = t("stale_one", lang, ids=ids) if len(stale) == 1 else t("stale_many", lang, n=len(stale), ids=ids)
+    sections = [s for companion in stale for s in info.translations_unaligned.get(companion, [])]
+    if sections:
+        n = len(sections)
+        key = "unaligned_their" if len(stale) > 1 else "unaligned_one" if n == 1 else "unaligned_many"
+        note += t("clause_sep", lang) + t(key, lang, n=n) + t("sections_named", lang, names=esc(", ".join(sections)))
+    return " · ⚠️ " + note
 
 
 def status_error(message: str, lang: str = "en") -> str:

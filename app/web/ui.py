@@ -26,7 +26,7 @@ from app.pipeline import Advisor
 from app.web import render
 from app.web.assets import CSS, HEAD
 from app.web.handlers import Runtime, empty_conversation
-from app.web.i18n import LANGS, QUESTIONS, UNSET, question_choices, question_label, t
+from app.web.i18n import LANGS, UNSET, form_facets, question_choices, question_label, t
 from app.web.wiring import EXAMPLES, Page, chat_examples, wire
 from core.settings import Settings, settings_or_exit
 
@@ -100,7 +100,7 @@ def _helper_tab(ui: Page, lang: str) -> None:
         with gr.Column(scale=1, min_width=260):
             ui.profile = [
                 gr.Radio(question_choices(f, lang), value=UNSET, label=question_label(f, lang), elem_id=f"q-{f}")
-                for f in QUESTIONS
+                for f in form_facets()
             ]
             ui.recommend = gr.Button(t("recommend", lang), variant="primary", elem_id="recommend")
         with gr.Column(scale=2, min_width=280):

@@ -5,7 +5,8 @@ the stream (what arrived stays on screen and in the conversation, unrated). New 
 both clear the conversation — on screen, in the server-side state used for follow-ups, and in the
 browser's stored copy — so the next question starts fresh and a reload does not bring the old one back.
 A 👍/👎 opens the comment box next to that answer; clicking a source's title opens the source panel.
-The language toggle relabels every component (``relabel``).
+The language toggle relabels every component (``relabel``) and says a shown recommendation again in the
+new language; changing an answer of the questionnaire updates a shown recommendation.
 
 Deliberately left out: the layout (``app.web.ui``) and what the handlers do (``app.web.handlers``).
 """
@@ -20,7 +21,7 @@ from gradio.components.chatbot import ExampleMessage
 
 from app.web import render
 from app.web.handlers import Conversation, Runtime, empty_conversation
-from app.web.i18n import QUESTIONS, as_lang, question_choices, question_label, t
+from app.web.i18n import as_lang, form_facets, question_choices, question_label, t
 
 STATUS_EVERY_S = 10.0
 EXAMPLES = {
@@ -70,7 +71,7 @@ def relabel(rt: Runtime, lang_value: str) -> list[Any]:
         gr.update(value=t("export_chat", lang)),
         gr.update(label=t("passages_panel", lang)),
         t("helper_intro", lang),
-        *(gr.update(label=question_label(f, lang), choices=question_choices(f, lang)) for f in QUESTIONS),
+        *(gr.update(label=question_label(f, lang), choices=question_choices(f, lang)) for f in form_facets()),
         gr.update(value=t("recommend", lang)),
         gr.update(value=t("export_rec", lang)),
         gr.update(label=t("rules_panel", lang)),
@@ -153,6 +154,12 @@ def wire(ui: Page, rt: Runtime, demo: gr.Blocks) -> None:
     private: dict[str, Any] = {"api_visibility": "private"}
     ui.export_chat.click(rt.export_conversation, [ui.conv, ui.lang], ui.chat_file, api_name="export_conversation")
     ui.recommend.click(rt.recommend, [ui.lang, *ui.profile], [ui.recommendation, ui.rec], api_name="recommend")
+    # Once there is a recommendation, changing an answer updates it (the last change wins).
+    for radio in ui.profile:
+        radio.input(
+            rt.rerecommend, [ui.lang, ui.rec, *ui.profile], [ui.recommendation, ui.rec], trigger_mode="always_last",
+            **private,
+        )  # fmt: skip
     ui.export_rec.click(rt.export_recommendation, [ui.rec, ui.lang], ui.rec_file, **private)
     ui.tab_library.select(rt.library, ui.lang, [ui.library, ui.rules], api_name="library")
     # Status is cheap (pointer metadata), so it skips the answer queue's concurrency limit.
@@ -161,7 +168,9 @@ def wire(ui: Page, rt: Runtime, demo: gr.Blocks) -> None:
     timer = gr.Timer(STATUS_EVERY_S)
     timer.tick(rt.status, ui.lang, ui.status, show_progress="hidden", concurrency_limit=None, **private)
     timer.tick(rt.backend_update, ui.lang, ui.backend, show_progress="hidden", **private)
-    ui.lang.change(lambda v: relabel(rt, v), ui.lang, relabel_targets(ui), **private)
+    relabelled = ui.lang.change(lambda v: relabel(rt, v), ui.lang, relabel_targets(ui), **private)
+    # The recommendation shown is said again in the new language.
+    relabelled.then(rt.rerecommend, [ui.lang, ui.rec, *ui.profile], [ui.recommendation, ui.rec], **private)
 
     def restore(conv: dict[str, Any] | None, stored_lang: str | None) -> tuple[Any, ...]:
         """A reload: the conversation and language come back from browser-local storage."""

@@ -36,6 +36,7 @@ from paths import FIXTURE_CORPUS
 from app.models import Answer
 from app.pipeline import Advisor, QuestionError
 from app.web import render
+from app.web.answer_view import answer_markdown
 from core.settings import Settings
 from ingest.indexer import IngestError, run_ingest
 from ingest.store import Store, StoredChunk
@@ -136,7 +137,7 @@ def test_the_inertness_check_catches_live_html(live: str) -> None:
 
 def assert_rendered_inert(answer: Answer, question: str) -> None:
     assert_inert(render.question_markdown(question))
-    assert_inert(render.answer_markdown(answer, "a1"))
+    assert_inert(answer_markdown(answer, "a1"))
     assert_inert(render.passages_markdown(answer.passages))
 
 
@@ -423,7 +424,7 @@ def test_hostile_html_in_a_document_is_stored_as_text_and_rendered_inert(hostile
     assert "<" in answer.citations[0].quote or "<" in answer.passages[0].text
     # ...and shown as text: escaped in every string the UI renders.
     assert_rendered_inert(answer, question)
-    md = render.answer_markdown(answer, "a1")
+    md = answer_markdown(answer, "a1")
     assert "&lt;" in md and "Walrus &lt;script&gt;alert(1)&lt;/script&gt; Notes" in md
     info = hostile.status()
     assert info is not None
@@ -442,7 +443,7 @@ def test_markdown_links_with_script_urls_are_defused_by_our_renderer(settings: S
     answer = Advisor(settings, embeddings).ask(question)
     assert answer.citations and answer.citations[0].doc_id == "links"
     assert_inert(render.question_markdown(question), _TRUSTING_MD)
-    assert_inert(render.answer_markdown(answer, "a1"), _TRUSTING_MD)
+    assert_inert(answer_markdown(answer, "a1"), _TRUSTING_MD)
     assert_inert(render.passages_markdown(answer.passages), _TRUSTING_MD)
 
 

@@ -48,6 +48,21 @@
     return true;
   };
 
+  // The questionnaire's "Read as": an answer's link takes the user to its question, focused and flashed.
+  const editFacet = (a) => {
+    const id = (a.getAttribute("href") || "").slice(1);  // "#q-deployment" (the sanitizer drops data-*)
+    const field = id.startsWith("q-") ? document.getElementById(id) : null;
+    if (!field) return false;
+    field.scrollIntoView({ behavior: "smooth", block: "center" });
+    const input = field.querySelector("input:checked") || field.querySelector("input");
+    if (input) input.focus({ preventScroll: true });
+    field.classList.remove("form-flash");
+    void field.offsetWidth;  // restart the flash on a second click
+    field.classList.add("form-flash");
+    setTimeout(() => field.classList.remove("form-flash"), 1600);
+    return true;
+  };
+
   // Which message's buttons were last clicked (by position: Svelte replaces the button once it is
   // pressed): the comment box opens next to them.
   let ratedAt = -1;
@@ -60,6 +75,8 @@
     const title = el.closest(".source a.src-title");
     const plainClick = event.button === 0 && !event.ctrlKey && !event.metaKey && !event.shiftKey;
     if (title && plainClick && openSource(title)) { event.preventDefault(); return; }
+    const facet = el.closest("#recommendation a.facet-edit");
+    if (facet && editFacet(facet)) { event.preventDefault(); return; }
     const rate = el.closest("#chat .message-buttons");
     if (rate) ratedAt = [...document.querySelectorAll("#chat .message-buttons")].indexOf(rate);
   }, true);

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from fakes import FakeEmbeddings
 from playwright.sync_api import BrowserContext, Dialog, Locator, Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from app.pipeline import Advisor
 from app.web.ui import build_app, launch_options
@@ -113,14 +114,35 @@ def vote(page: Page, answer: int, rating: str) -> Locator:
     return button
 
 
-def shot(page: Page, folder: Path, name: str) -> None:
-    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+def reveal(page: Page, locator: Locator, tries: int = 10) -> None:
+    """Scroll the chat until ``locator`` is at the top of its visible area, and stays there. Gradio pins the chat
+    to its latest message once more a moment after an answer arrives, which undoes an early scroll: scroll
+    again until the element has held its place for half a second."""
+    held = """el => { const r = el.getBoundingClientRect(), w = el.closest('.bubble-wrap').getBoundingClientRect();
+                     const now = performance.now();
+                     if (r.top < w.top - 2 || r.top > w.top + 40) { el.__since = 0; return false; }
+                     el.__since = el.__since || now;
+                     return now - el.__since >= 500; }"""
+    for _ in range(tries):
+        locator.evaluate("el => { el.__since = 0; el.scrollIntoView({block: 'start'}); }")
+        try:
+            page.wait_for_function(held, arg=locator.element_handle(), timeout=2000)
+            return
+        except PlaywrightTimeoutError:
+            continue
+    raise AssertionError(f"{locator} could not be scrolled into the chat's view")
+
+
+def shot(page: Page, folder: Path, name: str, *, full_page: bool = True) -> None:
+    """A screenshot; ``full_page=False`` keeps the viewport (resizing it for a full page would re-pin the chat
+    to its latest message, undoing ``reveal``)."""
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=full_page)
 
 
 def box(locator: Locator) -> dict[str, float]:
     found = locator.bounding_box()
     assert found is not None, f"{locator} is not rendered"
-    return found
+    return {"x": found["x"], "y": found["y"], "width": found["width"], "height": found["height"]}
 
 
 def text_lines(locator: Locator) -> int:

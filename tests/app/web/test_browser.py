@@ -292,7 +292,7 @@ def test_questionnaire_recommends_from_the_articles_rules_and_cites_them(
     with launched(art) as url:
         page = open_page(browser, url)
         page.get_by_role("tab", name="Which platform?").click()
-        for field, label in (("deployment", "Cloud"), ("workload", "Training and serving"), ("fleet", "Elastic")):
+        for field, label in (("deployment", "Cloud"), ("workload", "Training and serving"), ("fleet", "Elastic fleet")):
             page.locator(f"#q-{field}").get_by_label(label, exact=True).check()
         page.click("#recommend")
         result = page.locator("#recommendation")

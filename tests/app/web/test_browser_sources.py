@@ -27,6 +27,7 @@ from tests.app.web.browser_kit import (
     chromium,
     launched,
     open_page,
+    reveal,
     shot,
 )
 from tests.app.web.test_browser import NOTES_DOC
@@ -123,7 +124,8 @@ def test_paraphrased_notes_are_labelled_as_notes(indexed: Settings, browser: Bro
 
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_screenshots_of_the_main_states(settings: Settings, tmp_path: Path, shots: Path, size: tuple[int, int]) -> None:
-    """Selection answer, typed answer, source panel, questionnaire and library, for a person to look at."""
+    """Selection answer, source panel, typed answer, not-stated answer, questionnaire with its "Read as" line
+    and library, for a person to look at."""
     art = article_settings(settings, tmp_path)
     name = "desktop" if size == DESKTOP else "phone"
     for context in chromium(tmp_path, size):
@@ -131,20 +133,30 @@ def test_screenshots_of_the_main_states(settings: Settings, tmp_path: Path, shot
             page = open_page(context, url)
             shot(page, shots, f"{name}-0-first-screen")
             bot = ask(page, SELECTION_QUESTION)
-            shot(page, shots, f"{name}-1-selection-answer")
+            expect(bot.locator(".verdict-line")).to_have_count(1)
+            reveal(page, bot.locator(".verdict-line"))
+            shot(page, shots, f"{name}-1-selection-answer", full_page=False)
             panel = open_source(page, bot)
             _hit_in_view(panel)
             page.screenshot(path=str(shots / f"{name}-2-source-panel.png"))
             page.click("#source-close")
-            ask(page, EN_QUESTION)
-            shot(page, shots, f"{name}-3-typed-answer")
+            typed = ask(page, "How much memory does the gateway control plane need?")
+            expect(typed.locator(".direct-answer strong.value")).to_have_text("512 MB")
+            reveal(page, typed.locator(".direct-answer"))
+            shot(page, shots, f"{name}-3-typed-answer", full_page=False)
+            near = ask(page, "What is the default port of the gateway's admin API?")
+            expect(near.locator(".not-stated")).to_be_visible()
+            reveal(page, near.locator(".not-stated"))
+            shot(page, shots, f"{name}-4-not-stated", full_page=False)
             page.get_by_role("tab", name="Which platform?").click()
-            page.locator("#q-deployment").get_by_label("On-premises", exact=True).check()
-            page.locator("#q-fleet").get_by_label("Fixed", exact=True).check()
+            page.locator("#q-deployment").get_by_label("On-prem", exact=True).check()
+            page.locator("#q-fleet").get_by_label("Fixed fleet", exact=True).check()
             page.click("#recommend")
-            expect(page.locator("#recommendation")).to_contain_text("Recommendation", timeout=60_000)
-            shot(page, shots, f"{name}-4-questionnaire")
+            read_as = page.locator("#recommendation .verdict-line .read-as")
+            expect(read_as).to_contain_text("Read as: on-prem ✎ · fixed fleet ✎", timeout=60_000)
+            read_as.scroll_into_view_if_needed()
+            shot(page, shots, f"{name}-5-questionnaire")
             page.get_by_role("tab", name="Library").click()
             expect(page.locator("#library table")).to_be_visible(timeout=TIMEOUT_MS)
-            shot(page, shots, f"{name}-5-library")
-    assert len(list(shots.glob(f"{name}-*.png"))) == 6
+            shot(page, shots, f"{name}-6-library")
+    assert len(list(shots.glob(f"{name}-*.png"))) == 7

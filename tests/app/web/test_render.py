@@ -1,4 +1,5 @@
-"""app.web.render: Answer → chat Markdown, sources, passages table, status line, errors (no server)."""
+"""app.web.render and the chat message it builds with app.web.answer_view: markers, sources, passages, status line,
+errors (no server)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from app.models import Answer, Citation, OriginalQuote, Passage, Verdict
 from app.web import render
+from app.web.answer_view import answer_markdown, answer_plain
 from core.contract import IndexInfo, IndexMeta
 
 XSS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", '"><svg onload=alert(1)>']
@@ -42,7 +44,7 @@ def _no_live_tags(html_text: str) -> None:
 
 def test_markers_become_links_to_source_anchors() -> None:
     ans = _answer("Alpha used 92% of GPUs [1]. Beta scales [2].", [_cite(1), _cite(2)])
-    md = render.answer_markdown(ans, key="a3")
+    md = answer_markdown(ans, key="a3")
     assert '<sup class="cite"><a href="#src-a3-1"' in md
     assert '<a href="#src-a3-2"' in md
     assert 'id="src-a3-1"' in md and 'id="src-a3-2"' in md
@@ -50,14 +52,14 @@ def test_markers_become_links_to_source_anchors() -> None:
 
 
 def test_unknown_marker_stays_plain_and_code_is_untouched() -> None:
-    md = render.link_markers("See [7] and `arr[1]` here [1].", [_cite(1)], "k")
+    md = render.document_html("See [7] and `arr[1]` here [1].\n\n```\nx[1]\n```", [_cite(1)], "k")
     assert "See [7]" in md
-    assert "`arr[1]`" in md  # code span kept verbatim
+    assert "<code>arr[1]</code>" in md and "x[1]" in md  # code kept verbatim
     assert md.count("<sup") == 1
 
 
 def test_sources_section_has_title_section_link_and_expandable_quote() -> None:
-    md = render.answer_markdown(_answer("Text [1]", [_cite(1)]), key="x")
+    md = answer_markdown(_answer("Text [1]", [_cite(1)]), key="x")
     assert "**Sources**" in md and "出典" not in md  # one language at a time
     # The title deep-links to the quoted passage (a text fragment of its first and last lines).
     link = (
@@ -75,7 +77,7 @@ def test_sources_section_has_title_section_link_and_expandable_quote() -> None:
 def test_document_and_question_html_is_escaped(payload: str) -> None:
     cite = _cite(1, title=payload, section=payload, quote=payload, url="javascript:alert(1)")
     verdict = Verdict(value="slurm", summary=f"{payload} [1]", changes=[payload])
-    md = render.answer_markdown(_answer(f"Evidence {payload} [1]", [cite], verdict=verdict), key="k")
+    md = answer_markdown(_answer(f"Evidence {payload} [1]", [cite], verdict=verdict), key="k")
     _no_live_tags(md)
     assert "javascript:" not in md
     assert "&lt;" in md
@@ -96,46 +98,35 @@ def test_escape_markdown_keeps_code_fences_and_markdown() -> None:
 
 def test_japanese_text_and_partial_answer() -> None:
     ans = _answer("GPUを92%まで使い切った事例があります [1]", [_cite(1, title="ジョブスケジューラ比較メモ")])
-    md = render.answer_markdown(ans, key="j", partial=True)
+    md = answer_markdown(ans, key="j", partial=True)
     assert "GPUを92%まで使い切った事例があります" in md and "ジョブスケジューラ比較メモ" in md
-    unfinished = render.answer_markdown(_answer("", []), key="e", partial=True)
-    assert unfinished.startswith("…") and unfinished.endswith(render.NO_RATE)  # shown, but not to be rated
+    unfinished = answer_markdown(_answer("", []), key="e", partial=True)
+    assert "<p>…</p>" in unfinished and unfinished.endswith(render.NO_RATE)  # shown, but not to be rated
 
 
 def test_refusal_is_said_once_and_flagged_is_noted() -> None:
-    refused = render.answer_markdown(
-        _answer("I cannot answer that from the knowledge base.", [], refused=True), key="r"
-    )
+    refused = answer_markdown(_answer("I cannot answer that from the knowledge base.", [], refused=True), key="r")
     assert refused.lower().count("cannot answer") == 1 and "does not support" not in refused
     assert "Sources" not in refused
-    flagged = render.answer_markdown(_answer("X [1]", [_cite(1)], flagged=["X"]), key="f")
+    flagged = answer_markdown(_answer("X [1]", [_cite(1)], flagged=["X"]), key="f")
     assert "1 sentence(s) had no valid citation" in flagged
 
 
 def test_verdict_is_rendered_from_the_verdict_object() -> None:
-    verdict = Verdict(
-        value="kubernetes",
-        changes=["A fixed fleet would favour Slurm [1]."],
-        summary="Kubernetes fits an elastic fleet [3] [2].",
-    )
-    md = render.answer_markdown(_answer("Because [2]", [_cite(1), _cite(2), _cite(3)], verdict=verdict), key="v")
+    verdict = Verdict(value="kubernetes", read_as=["cloud"], changes=["a fixed fleet would favour Slurm [1]"])
+    md = answer_markdown(_answer("Because [2]", [_cite(1), _cite(2), _cite(3)], verdict=verdict, backend="openai"), "v")
     assert '<span class="verdict verdict-kubernetes">Kubernetes</span>' in md
-    summary = md[md.index("elastic fleet") :]
-    assert summary.index("[2]") < summary.index("[3]")  # markers in order, not "[3] [2]"
     assert "What would change it" in md and "A fixed fleet would favour Slurm" in md
-    ja = render.answer_markdown(_answer("理由 [2]", [_cite(2)], verdict=verdict, language="ja"), key="v", lang="en")
-    assert "判定" in ja and "判定が変わる条件" in ja and "Verdict" not in ja  # the question's language frames it
-    # A summary the answer text already contains is not repeated.
-    inline = render.answer_markdown(
-        _answer("Kubernetes fits an elastic fleet [3] [2].", [_cite(2)], verdict=verdict), "w"
+    ja = answer_markdown(
+        _answer("理由 [2]", [_cite(2)], verdict=verdict, language="ja", backend="openai"), "v", lang="en"
     )
-    assert inline.count("elastic fleet") == 1
+    assert "判定" in ja and "判定が変わる条件" in ja and "Verdict" not in ja  # the question's language frames it
 
 
 def test_markers_in_order_and_stray_bullets_dropped() -> None:
     assert render.order_markers("a [3] [1] b [2][2]") == "a [1] [3] b [2]"
     assert render.tidy("- one [1]\n-\n## Heading\n* \ntext") == "- one [1]\n## Heading\ntext"
-    md = render.link_markers("x [3] [1]", [_cite(1), _cite(3)], "k")
+    md = render.cited_html("x [3] [1]", [_cite(1), _cite(3)], "k")
     assert md.index("#src-k-1") < md.index("#src-k-3")
 
 
@@ -163,10 +154,10 @@ def test_pipeline_link_is_preferred_and_unsafe_links_ignored() -> None:
 
 
 def test_plain_copy_text_has_markers_and_source_list() -> None:
-    ans = _answer("GPUs at 92% [1].", [_cite(1)], verdict=Verdict(value="slurm", summary="Slurm [1]"))
-    plain = render.answer_plain(ans)
+    ans = _answer("GPUs at 92% [1].", [_cite(1)], verdict=Verdict(value="slurm", read_as=["on-prem"]), backend="x")
+    plain = answer_plain(ans)
     assert "<" not in plain and "GPUs at 92% [1]." in plain
-    assert "Verdict: Slurm — Slurm [1]" in plain
+    assert plain.startswith("**Verdict: Slurm** — Read as: on-prem\n")
     assert "[1] Title 1 — Costs › Nodes — https://example.test/1#:~:text=" in plain
     message = render.with_copy_text("<b>x</b>", plain)
     encoded = re.search(r"<!--plain:([A-Za-z0-9+/=]+)-->$", message)
@@ -177,10 +168,10 @@ def test_plain_copy_text_has_markers_and_source_list() -> None:
 
 
 def test_final_answer_shows_backend_and_latency() -> None:
-    fast = render.answer_markdown(_answer("x", [], latency_ms=42.4, backend="ollama"), key="l")
+    fast = answer_markdown(_answer("x", [], latency_ms=42.4, backend="ollama"), key="l")
     assert fast.endswith("<sub>ollama · 42 ms</sub>")
-    assert "1.5 s" in render.answer_markdown(_answer("x", [], latency_ms=1500.0), key="l")
-    assert "<sub>" not in render.answer_markdown(_answer("x", [], latency_ms=10.0), key="l", partial=True)
+    assert "1.5 s" in answer_markdown(_answer("x", [], latency_ms=1500.0), key="l")
+    assert "<sub>" not in answer_markdown(_answer("x", [], latency_ms=10.0), key="l", partial=True)
 
 
 def test_passages_panel_renders_markdown_links_and_explains_scores() -> None:
@@ -221,9 +212,19 @@ def test_status_line_states() -> None:
     assert "&lt;x&gt;" in render.status_error("server <x> down")
     assert "stale" not in line
     stale = info.model_copy(update={"translations_stale": ["slurm-vs-k8s-article-en"]})
-    assert "1 translation(s) stale: slurm-vs-k8s-article-en" in render.status_line(stale)
-    ja = render.status_line(stale, lang="ja")
-    assert "文書 **2** 件" in ja and "古い翻訳 1 件" in ja and "documents" not in ja
+    assert render.status_line(stale).endswith("· ⚠️ 1 translation is stale: slurm-vs-k8s-article-en")
+    unaligned = stale.model_copy(update={"translations_unaligned": {"slurm-vs-k8s-article-en": ["9. 追記", "<b>"]}})
+    assert render.status_line(unaligned).endswith(
+        "1 translation is stale: slurm-vs-k8s-article-en; 2 of its sections are not indexed until it is "
+        "re-translated (9. 追記, &lt;b&gt;)"
+    )
+    one = stale.model_copy(update={"translations_unaligned": {"slurm-vs-k8s-article-en": ["9. 追記"]}})
+    assert "; 1 of its sections is not indexed until it is re-translated (9. 追記)" in render.status_line(one)
+    two = unaligned.model_copy(update={"translations_stale": ["slurm-vs-k8s-article-en", "b-en"]})
+    assert "2 translations are stale: slurm-vs-k8s-article-en, b-en; 2 of their sections" in render.status_line(two)
+    ja = render.status_line(unaligned, lang="ja")
+    assert "文書 **2** 件" in ja and "古い翻訳が 1 件あります" in ja and "再翻訳するまで 2 セクション" in ja
+    assert "documents" not in ja
 
 
 def test_error_messages() -> None:

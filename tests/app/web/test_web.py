@@ -150,13 +150,14 @@ def test_llm_backend_streams_partial_answers(indexed: Settings) -> None:
 
 def test_questionnaire_returns_the_advisors_recommendation(indexed: Settings) -> None:
     with launched(indexed) as url:
+        # One value per facet, in core/facets.toml's order: deployment, fleet, workload, one_platform, …
         md = client_for(url).predict(
-            "en", "on_prem", "training", "unset", "unset", "unset", "unset", "unset", api_name="/recommend"
+            "en", "on_prem", "unset", "training", "unset", "unset", "unset", "unset", api_name="/recommend"
         )
-    assert "Recommendation" in md and 'class="verdict' in md
-    # One line per answered criterion, in the UI language; unanswered ones are left out.
-    assert "Where does it run?" in md and "On-premises" in md and "Training only" in md
-    assert "GPU fleet" not in md
+    assert "Recommendation" in md and 'class="verdict' in md and 'class="verdict-line"' in md
+    # One line per answered facet, in the UI language and its human labels.
+    assert "<b>Where it runs:</b> on-prem" in md and "<b>Workload:</b> training only" in md
+    assert "<b>GPU fleet:</b>" not in md and "on_prem" not in md.replace("#q-", "")
 
 
 def test_llm_backend_without_server_names_the_url_and_how_to_start_one(indexed: Settings) -> None:

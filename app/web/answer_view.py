@@ -1,0 +1,185 @@
+"""An answer's shape, rendered from its data (pure): the direct answer, the quotes, why, then the sources.
+
+A chat message (``answer_markdown``) and its copy/export text (``answer_plain``) say the same things in
+the same order, in the question's language (``render.frame_lang``):
+
+1. the direct answer, built from the ``Answer``'s fields: a "not stated" callout (what was asked, about
+   what); or the verdict line ("Read as: …", with its reasons, ``app.web.verdict_view``); or the facts a
+   selection question must state ("To recommend a platform, tell me: …"); or each value found, in bold,
+   with its [n]; and the parts no document answers;
+2. the supporting quotes — the pipeline's quoted evidence, rendered (tables as tables); under a "not
+   stated" callout they are "Related, but not an answer", visually subordinate;
+3. what would change a verdict and the rules behind it, collapsed;
+4. the sources.
+
+The answer Markdown (``Answer.answer``) is used for the quotes only: the pipeline opens them with a
+heading line (``QUOTE_HEADINGS``), and what comes before it — verdict, values, not-stated lines — is
+drawn here from the fields instead, so a verdict is shown exactly once. An LLM's text has no such heading
+and is shown whole.
+
+Example: ``answer_markdown(Answer(answer="From the knowledge base:\\n- 512 MB [1]", findings=[...]), "a2")``
+→ ``<div class="direct-answer">Answer: <strong class="value">512 MB</strong> [1]</div>`` then the quotes.
+
+Deliberately left out: escaping, markers and sources (``app.web.render``), Gradio and I/O.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from app.answer.compose import QUOTES_HEADING, RELATED_HEADING
+from app.models import Answer, Finding
+from app.web.i18n import listed, quoted, t
+from app.web.render import (
+    NO_RATE,
+    citation_link,
+    cited_html,
+    document_html,
+    duration,
+    esc,
+    frame_lang,
+    sources_markdown,
+    tidy,
+)
+from app.web.verdict_view import (
+    read_as_html,
+    verdict_line,
+    verdict_line_text,
+    vote_text,
+    votes_html,
+    why_html,
+    why_text,
+)
+
+# The lines with which the pipeline (app.answer.compose) opens an answer's quoted evidence.
+QUOTE_HEADINGS = frozenset([*QUOTES_HEADING.values(), *RELATED_HEADING.values()])
+
+
+class Quotes(NamedTuple):
+    markdown: str
+    headed: bool  # the pipeline's quoted evidence (under its heading), not free text
+
+
+def quoted_part(answer: Answer) -> Quotes:
+    """The answer Markdown's quotes: the lines under the pipeline's heading, else the whole free text.
+
+    An extractive answer whose parts are all drawn from fields (a verdict, values, a not-stated line) and
+    that quotes nothing has no quotes part."""
+    lines = answer.answer.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() in QUOTE_HEADINGS:
+            return Quotes("\n".join(lines[i + 1 :]).strip(), True)
+    structured = bool(answer.verdict or answer.findings or answer.needs or answer.missing)
+    if answer.not_stated is not None or (structured and answer.backend == "extractive"):
+        return Quotes("", False)
+    return Quotes(answer.answer.strip(), False)
+
+
+def _values(findings: list[Finding]) -> list[tuple[str, int]]:
+    """Each value once, in the order of the question's parts."""
+    ordered = sorted(findings, key=lambda f: (f.part, f.n))
+    return list(dict.fromkeys((f.value, f.n) for f in ordered))
+
+
+def direct_html(answer: Answer, key: str, lang: str) -> str:
+    """The direct answer: the not-stated callout, the verdict with its reasons, the facts needed, the values."""
+    cites = answer.citations
+    blocks = []
+    if answer.not_stated is not None:
+        ns = answer.not_stated
+        asked = f'<div class="ns-asked"><b>{esc(t("asked", lang))}:</b> {esc(quoted(ns.asked.strip(), lang))}</div>'
+        focus = f'<div class="ns-focus"><b>{esc(t("focus", lang))}:</b> {esc(ns.focus)}</div>' if ns.focus else ""
+        blocks.append(
+            f'<div class="not-stated" role="note"><div class="ns-title">{esc(t("not_stated", lang))}</div>'
+            f'<div class="ns-help">{esc(t("not_stated_help", lang))}</div>{asked}{focus}</div>'
+        )
+    if answer.verdict is not None:
+        v = answer.verdict
+        blocks.append(verdict_line(v.value, lang, read_as_html(v.read_as), v.deciding_label))
+        blocks.append(votes_html(v.votes, cites, key, lang))
+    if answer.needs:
+        facts = listed([f"<b>{esc(n)}</b>" for n in answer.needs], lang)
+        blocks.append(f'<div class="needs" role="note">{t("needs", lang, facts=facts)}</div>')
+    if answer.findings:
+        values = "; ".join(
+            f'<strong class="value">{esc(v)}</strong>{cited_html(f" [{n}]" if n else "", cites, key)}'
+            for v, n in _values(answer.findings)
+        )
+        blocks.append(
+            f'<div class="direct-answer"><span class="da-label">{esc(t("answer", lang))}:</span> {values}</div>'
+        )
+    if answer.missing:
+        parts = " / ".join(esc(quoted(m.strip().rstrip("?？"), lang)) for m in answer.missing)
+        blocks.append(f'<div class="missing" role="note"><b>{esc(t("missing", lang))}:</b> {parts}</div>')
+    return "".join(b for b in blocks if b)
+
+
+def _quotes_html(answer: Answer, key: str, lang: str, partial: bool) -> str:
+    quotes = quoted_part(answer)
+    text = quotes.markdown or ("…" if partial else "")
+    if not text:
+        return ""
+    body = document_html(text, answer.citations, key)
+    if answer.not_stated is not None:
+        return f'<div class="related"><div class="related-head">{esc(t("related", lang))}</div>{body}</div>'
+    head = f'<div class="quotes-head">{esc(t("from_kb", lang))}</div>' if quotes.headed else ""
+    return f'<div class="quotes">{head}{body}</div>'
+
+
+def answer_markdown(answer: Answer, key: str, *, partial: bool = False, lang: str = "en") -> str:
+    """The chat message for an answer: direct answer, quotes, why (collapsed), notes, sources, footer.
+
+    ``lang`` is the UI's language; the framing follows the question's (``frame_lang``).
+    """
+    lang = frame_lang(answer, lang)
+    parts = [
+        direct_html(answer, key, lang),
+        _quotes_html(answer, key, lang, partial),
+        why_html(answer.verdict, answer.citations, key, lang),
+    ]
+    if answer.flagged and not partial:
+        parts.append(f"_⚠️ {t('flagged', lang, n=len(answer.flagged))}_")
+    parts.append(sources_markdown(answer.citations, key, lang))
+    # An unfinished answer (streaming, or stopped) cannot be rated: it is not stored as an answer.
+    parts.append(f"<sub>{esc(answer.backend)} · {duration(answer.latency_ms)}</sub>" if not partial else NO_RATE)
+    return "\n\n".join(p for p in parts if p)
+
+
+def direct_text(answer: Answer, lang: str) -> list[str]:
+    """The direct answer as Markdown lines (the same parts as ``direct_html``)."""
+    lines: list[str] = []
+    if answer.not_stated is not None:
+        ns = answer.not_stated
+        line = f"**{t('not_stated', lang)}** — {t('asked', lang)}: {quoted(ns.asked.strip(), lang)}"
+        lines.append(line + (f" · {t('focus', lang)}: {ns.focus}" if ns.focus else ""))
+    if answer.verdict is not None:
+        v = answer.verdict
+        lines.append(verdict_line_text(v.value, lang, v.read_as, v.deciding_label))
+        lines += [f"- {vote_text(vote, lang)}" for vote in v.votes]
+    if answer.needs:
+        lines.append(t("needs", lang, facts=listed(list(answer.needs), lang)))
+    if answer.findings:
+        shown = "; ".join(f"**{v}**" + (f" [{n}]" if n else "") for v, n in _values(answer.findings))
+        lines.append(f"**{t('answer', lang)}:** {shown}")
+    if answer.missing:
+        parts = " / ".join(quoted(m.strip().rstrip("?？"), lang) for m in answer.missing)
+        lines.append(f"**{t('missing', lang)}:** {parts}")
+    return lines
+
+
+def answer_plain(answer: Answer, lang: str = "en") -> str:
+    """The answer as Markdown text (the copy button, the exported conversation): the same parts, in order."""
+    lang = frame_lang(answer, lang)
+    lines = direct_text(answer, lang)
+    quotes = quoted_part(answer)
+    if quotes.markdown:
+        label = t("related", lang) if answer.not_stated is not None else t("from_kb", lang) if quotes.headed else ""
+        lines += ["", f"{label}:"] if label else [""]
+        lines.append(tidy(quotes.markdown))
+    lines += why_text(answer.verdict, lang)
+    if answer.citations:
+        lines += ["", f"{t('sources', lang)}:"]
+        for c in sorted(answer.citations, key=lambda c: c.n):
+            where = " — ".join(x for x in (c.title or c.doc_id, c.section, citation_link(c)) if x)
+            lines.append(f"[{c.n}] {where}")
+    return "\n".join(lines).strip() + "\n"
