@@ -25,7 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--corpus", type=Path, help="corpus folder, searched recursively for *.md")
     parser.add_argument("--translations", type=Path, help="folder of translation companions")
     parser.add_argument("--index", type=Path, help="index folder (embedded Chroma)")
-    parser.add_argument("--rebuild", action="store_true", help="rebuild every document into a fresh generation (vectors come from the embedding cache when it has them)")
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="rebuild every document into a fresh generation (vectors come from the embedding cache when it has them)",
+    )
     parser.add_argument("--skip-invalid", action="store_true", help="ingest valid files, report the rest")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     parser.add_argument("--sync", action="store_true", help="download sources from their URLs first")
