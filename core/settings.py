@@ -220,13 +220,37 @@ class WebSettings(_Section):
         4,
         ge=1,
         le=64,
-        description="Requests the UI processes at once (Gradio queue).",
+        description="Requests of each other kind (library, questionnaire, ...) the UI processes at once, and "
+        "questions it answers at once in its own process (LLM backends; every backend without answer workers).",
         json_schema_extra=_env("CONCURRENCY"),
+    )
+    answer_workers: int | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="Processes that answer with the extractive backend, each with its own Advisor (models and "
+        "index loaded, a few hundred MB each); unset = one per CPU core (none on one core); 0 = answer in the "
+        "UI process.",
+        json_schema_extra=_env("ANSWER_WORKERS"),
+    )
+    max_pending: int = Field(
+        64,
+        ge=1,
+        le=10_000,
+        description="Questions the UI accepts at once, answering or waiting; one more is told the advisor is "
+        "busy and to ask again (at about 15 answers/s on two cores, 64 is a wait of some 4 s).",
+        json_schema_extra=_env("MAX_PENDING"),
     )
     data_dir: Path = Field(
         PROJECT_ROOT / ".data",
         description="Folder for local app data (feedback database).",
         json_schema_extra=_env("DATA_DIR"),
+    )
+    stage_log: Path | None = Field(
+        None,
+        description="File the UI appends each answered question's stage timings to (JSON Lines), for "
+        "bench/load_test.py; unset = nothing is recorded.",
+        json_schema_extra=_env("STAGE_LOG"),
     )
 
     @field_validator("auth")

@@ -1,26 +1,29 @@
 """The web UI's runtime and event handlers: the advisor, background warm-up, backend health, and one
 handler per user action (ask, new chat, vote, comment, open a source, recommend, export, library).
 
-``Runtime`` holds the ``Advisor`` and loads its models in a background thread so the page is usable at
-once. Handlers are thin: they call the advisor and hand its results to ``app.web.answer_view`` /
+``Runtime`` holds the ``Advisor`` and starts the answering (``app.web.answering``: answer workers, one
+per core, or this process) in a background thread so the page is usable at once. Handlers are thin: the
+ones that compute (ask, recommend, library, open a source) are async and await the answering, so no
+thread waits for a worker; they hand the results to ``app.web.answer_view`` /
 ``app.web.panels`` / ``app.web.render`` (which escape every user or document string). The conversation lives in the
 browser (``gr.BrowserState``) as ``{"messages", "turns", "answers"}``: chat messages, the ``Turn`` list
 passed to the advisor as history, and per assistant message its id and ``Answer`` (for 👍/👎, export and
-the source panel). A question over the length limit is refused before anything else happens, and the
-input keeps its text so it can be shortened.
+the source panel). A question over the length limit, or one more than the UI accepts at once
+(``web.max_pending``), is answered at once with a message, and the input keeps its text.
 
 Deliberately left out: layout and wiring (``app.web.ui``), answer logic (``app.pipeline``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Generator, Iterator
-from contextlib import closing
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +35,16 @@ from app.pipeline import Advisor, QuestionError
 from app.web import panels as web_panels
 from app.web import render
 from app.web.answer_view import answer_markdown, answer_plain
+from app.web.answering import WARM_UP_WAIT_S, Answering, worker_count
 from app.web.feedback import Rating, record_feedback
 from app.web.i18n import UNSET, form_facets, t
 from app.web.source_panel import panel_html
+from app.web.stages import StageLog, Stages
 from core.settings import Settings
 from ingest.store import IndexUnavailable
 
 log = logging.getLogger(__name__)
 
-WARM_UP_WAIT_S = 300.0  # a question waits this long for the models before giving up
 HEALTH_TTL_S = 20.0  # backend health is re-checked at most this often
 _SHOWN_QUESTION_CHARS = 600  # an over-long question is echoed shortened; the error states the limit
 Conversation = dict[str, Any]
@@ -48,13 +52,6 @@ Conversation = dict[str, Any]
 
 def empty_conversation() -> Conversation:
     return {"messages": [], "turns": [], "answers": {}}
-
-
-def _closable(stream: Iterator[Answer]) -> Generator[Answer, None, None]:
-    """The advisor's stream as the generator it is (``closing`` needs ``close``)."""
-    if isinstance(stream, Generator):
-        return stream
-    return (answer for answer in stream)
 
 
 def _session(request: gr.Request | None) -> str:
@@ -74,21 +71,27 @@ def backend_label(backend: str, lang: str, health: Health | None = None) -> str:
 
 
 class Runtime:
-    """The advisor plus whether its models are loaded (set by the background warm-up)."""
+    """The advisor, where it answers, and whether its models are loaded (set by the background warm-up).
 
-    def __init__(self, settings: Settings, advisor: Advisor) -> None:
+    ``workers``: answer worker processes; ``None`` = ``web.answer_workers`` (default one per core).
+    """
+
+    def __init__(self, settings: Settings, advisor: Advisor, workers: int | None = None) -> None:
         self.settings = settings
         self.advisor = advisor
+        self.answering = Answering(settings, advisor, worker_count(settings) if workers is None else workers)
         self.ready = threading.Event()
         self.model_error: str | None = None
         self._health: dict[str, tuple[float, Health]] = {}
         self._running: set[str] = set()  # sessions with an answer on its way
         self._stopped: set[str] = set()  # ...of which these were stopped
+        self.stages = StageLog(settings.web.stage_log)
         threading.Thread(target=self._warm_up, name="advisor-warm-up", daemon=True).start()
 
     def _warm_up(self) -> None:
         try:
-            self.advisor.warm_up()
+            self.answering.start()
+            log.info("answering: %s", self.answering.mode)
         except IndexUnavailable:
             pass  # the models loaded; only the index is missing, which the status line reports itself
         except Exception as exc:
@@ -96,6 +99,16 @@ class Runtime:
             self.model_error = f"{type(exc).__name__}: {exc}"
         finally:
             self.ready.set()
+
+    async def _until_ready(self) -> None:
+        """Wait for the warm-up without holding a thread (it only waits while the models load)."""
+        deadline = time.monotonic() + WARM_UP_WAIT_S
+        while not self.ready.is_set() and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+
+    def close(self) -> None:
+        """Stop the answer workers (the UI's process ends them too, by closing their pipes as it exits)."""
+        self.answering.close()
 
     # --- status and backends ---------------------------------------------------------------------
     def status(self, lang: str = "en") -> str:
@@ -135,7 +148,7 @@ class Runtime:
         if session in self._running:
             self._stopped.add(session)
 
-    def respond(
+    async def respond(
         self,
         question: str,
         backend: str,
@@ -143,51 +156,77 @@ class Runtime:
         lang: str,
         conv: Conversation | None,
         request: gr.Request | None = None,
-    ) -> Iterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         """Chat handler: yields (textbox, chatbot, passages, feedback note, conversation) as the answer streams.
 
         The conversation is updated with every partial answer, so a stopped answer stays in it. A question
-        over the limit is answered with an error at once, and the textbox keeps it. Stop (``stop``) ends
-        the stream at the next part: Gradio's cancel alone still lets the part in flight through.
+        over the limit, or one the UI has no room for, is answered with a message at once, and the textbox
+        keeps it. Stop (``stop``) ends the stream at the next part: Gradio's cancel alone still lets the
+        part in flight through.
         """
         session = _session(request)
         self._stopped.discard(session)
         self._running.add(session)
         try:
-            yield from self._respond(question, backend, k, lang, conv or empty_conversation(), session)
+            async with aclosing(
+                self._respond(question, backend, k, lang, conv or empty_conversation(), session)
+            ) as out:
+                async for update in out:
+                    yield update
         finally:
             self._running.discard(session)
             self._stopped.discard(session)
 
-    def _respond(
+    async def _respond(
         self, question: str, backend: str, k: float, lang: str, conv: Conversation, session: str
-    ) -> Iterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         question = question or ""
         if not question.strip():
             yield (gr.skip(),) * 5
             return
         messages = [*conv["messages"], {"role": "user", "content": render.question_markdown(_shown(question))}]
-        too_long = len(question.strip()) > self._limit
-        if too_long:
-            error = t("too_long", lang, n=f"{len(question.strip()):,}", limit=f"{self._limit:,}")
-            messages.append({"role": "assistant", "content": render.unrated(f"⚠️ {error}")})
+        refused = self._refusal(question, lang)
+        if refused is not None:
+            messages.append({"role": "assistant", "content": render.unrated(f"⚠️ {refused}")})
             yield gr.skip(), messages, gr.skip(), "", {**conv, "messages": messages}
             return
+        try:
+            async with aclosing(self._answer(question, backend, int(k), lang, conv, messages, session)) as out:
+                async for update in out:
+                    yield update
+        finally:
+            self.answering.release()
+
+    def _refusal(self, question: str, lang: str) -> str | None:
+        """Why a question is answered with a message instead (too long, or no room); else it is admitted."""
+        n = len(question.strip())
+        if n > self._limit:
+            return t("too_long", lang, n=f"{n:,}", limit=f"{self._limit:,}")
+        if not self.answering.admit():
+            return t("busy", lang, n=self.answering.pending)
+        return None
+
+    async def _answer(
+        self, question: str, backend: str, k: int, lang: str, conv: Conversation, messages: list[Any], session: str
+    ) -> AsyncGenerator[Any, None]:
         key = f"a{len(messages)}"
         waiting = "…" if self.ready.is_set() else t("waiting", lang)
         messages.append({"role": "assistant", "content": render.unrated(waiting)})
         yield "", messages, gr.skip(), "", {**conv, "messages": messages}
-        self.ready.wait(WARM_UP_WAIT_S)
+        await self._until_ready()
+        stages = self.stages.begin(session)
         final: Answer | None = None
         try:
             history = [Turn.model_validate(turn) for turn in conv["turns"]]
-            # Closing the stream as soon as the loop ends hangs up on an LLM server that is still sending.
-            with closing(_closable(self.advisor.stream(question, history, backend=backend, k=int(k)))) as stream:
-                for partial in stream:
+            async with aclosing(self._answers(question, history, backend, k, stages)) as parts:
+                async for partial in parts:
                     if session in self._stopped:
                         return
                     final = partial
-                    content = answer_markdown(partial, key, partial=True, lang=lang)
+                    if backend == "extractive":
+                        continue  # one answer, shown whole below
+                    with stages.timing("render_ms"):
+                        content = answer_markdown(partial, key, partial=True, lang=lang)
                     messages[-1] = {"role": "assistant", "content": content}
                     yield "", messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
         except Exception as exc:
@@ -197,16 +236,28 @@ class Runtime:
         if final is None:
             yield "", messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
             return
-        markdown = answer_markdown(final, key, lang=lang)
-        messages[-1] = {
-            "role": "assistant",
-            "content": render.with_copy_text(markdown, answer_plain(final, lang)),
-        }
+        with stages.timing("render_ms"):
+            markdown = answer_markdown(final, key, lang=lang)
+            content = render.with_copy_text(markdown, answer_plain(final, lang))
+            passages = render.passages_markdown(final.passages, lang)
+        messages[-1] = {"role": "assistant", "content": content}
         turns = [*conv["turns"], {"role": "user", "content": question}, {"role": "assistant", "content": final.answer}]
         stored = final.model_dump(exclude={"passages"})
         answers = {**conv["answers"], str(len(messages) - 1): {"id": uuid.uuid4().hex, "answer": stored}}
         new_conv = {"messages": messages, "turns": turns, "answers": answers}
-        yield "", messages, render.passages_markdown(final.passages, lang), gr.skip(), new_conv
+        self.stages.write(stages)
+        yield "", messages, passages, gr.skip(), new_conv
+
+    async def _answers(
+        self, question: str, history: list[Turn], backend: str, k: int, stages: Stages
+    ) -> AsyncGenerator[Answer, None]:
+        """The extractive answer (CPU-bound: a worker), or an LLM backend's stream (from this process)."""
+        if backend == "extractive":
+            yield await self.answering.ask(question, history, k, stages)
+            return
+        async with aclosing(self.answering.stream(question, history, backend, k, stages)) as stream:
+            async for partial in stream:
+                yield partial
 
     def _error(self, exc: Exception, lang: str) -> str:
         """The chat message for a failed answer; only expected errors show their (user-facing) message."""
@@ -246,7 +297,7 @@ class Runtime:
         return t("comment_saved", lang), ""
 
     # --- the source panel ---------------------------------------------------------------------------
-    def open_source(
+    async def open_source(
         self, request: str, conv: Conversation | None, rec: dict[str, Any] | None, lang: str
     ) -> tuple[Any, str]:
         """``"a5:2"`` (source 2 of the answer in message 5) or ``"rec:1"`` → the panel, opened, with that section."""
@@ -262,14 +313,16 @@ class Runtime:
         citation = next((c for c in citations if str(c.n) == n), None)
         if citation is None:
             return gr.update(visible=True), f"<p>{render.esc(t('source_gone', lang))}</p>"
+        original = citation.original
+        wanted = [(citation.doc_id, citation.section)]
+        if original is not None:
+            wanted.append((original.doc_id, original.section))
         try:
-            snap = self.advisor.retriever.snapshot()
+            await self._until_ready()
+            chunks, *originals = await self.answering.run("sections", wanted)
         except Exception as exc:  # the index went away: the message says what to do
             return gr.update(visible=True), f"<p>⚠️ {render.esc(str(exc) or type(exc).__name__)}</p>"
-        chunks = snap.section_chunks(citation.doc_id, citation.section)
-        original = citation.original
-        originals = snap.section_chunks(original.doc_id, original.section) if original is not None else []
-        return gr.update(visible=True), panel_html(citation, chunks, originals, lang)
+        return gr.update(visible=True), panel_html(citation, chunks, originals[0] if originals else [], lang)
 
     # --- exports ---------------------------------------------------------------------------------
     def export_conversation(self, conv: Conversation | None, lang: str) -> Any:
@@ -285,15 +338,15 @@ class Runtime:
         )
 
     # --- questionnaire, library, rules -------------------------------------------------------------
-    def recommend(self, lang: str, *values: str) -> Iterator[tuple[str, Any]]:
+    async def recommend(self, lang: str, *values: str) -> AsyncGenerator[tuple[str, Any], None]:
         """Questionnaire answers (one per facet, "unset" = not sure) → the rendered recommendation."""
         # One value per question of the form, in the form's order (app.web.i18n.form_facets: Profile fields).
         chosen = {f: (None if v in (UNSET, None) else v) for f, v in zip(form_facets(), values, strict=True)}
         if not self.ready.is_set():
             yield t("waiting", lang), gr.skip()
-            self.ready.wait(WARM_UP_WAIT_S)
+            await self._until_ready()
         try:
-            rec = self.advisor.recommend(Profile.model_validate({**chosen, "lang": lang}))
+            rec = await self.answering.run("recommend", Profile.model_validate({**chosen, "lang": lang}))
         except IndexUnavailable as exc:
             yield render.index_error(str(exc), lang), None
             return
@@ -303,12 +356,16 @@ class Runtime:
             return
         yield web_panels.recommendation_markdown(rec, lang), rec.model_dump()
 
-    def rerecommend(self, lang: str, rec: dict[str, Any] | None, *values: str) -> Iterator[tuple[str, Any]]:
+    async def rerecommend(
+        self, lang: str, rec: dict[str, Any] | None, *values: str
+    ) -> AsyncGenerator[tuple[str, Any], None]:
         """A changed answer or UI language: the recommendation again, once there is one to update."""
         if not rec:
             yield gr.skip(), gr.skip()
             return
-        yield from self.recommend(lang, *values)
+        async with aclosing(self.recommend(lang, *values)) as updates:
+            async for update in updates:
+                yield update
 
     def export_recommendation(self, rec: dict[str, Any] | None, lang: str) -> Any:
         if not rec:
@@ -316,12 +373,11 @@ class Runtime:
         text = web_panels.recommendation_export(Recommendation.model_validate(rec), lang)
         return gr.update(value=_write("recommendation.md", text), visible=True)
 
-    def library(self, lang: str) -> tuple[str, str]:
+    async def library(self, lang: str) -> tuple[str, str]:
         """(library table, decision rules) from the advisor; errors become a line in the panel."""
         try:
-            docs = self.advisor.library()
-            info = self.advisor.status()
-            rules = self.advisor.rules()
+            await self._until_ready()
+            docs, info, rules = await self.answering.run("library")
         except IndexUnavailable as exc:
             return render.status_error(str(exc), lang), ""
         except Exception as exc:

@@ -176,6 +176,12 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "**質問が長すぎます:** {n} 文字です（上限 {limit} 文字）。短くしてもう一度質問してください。入力した文章は欄に残っています。",
     ),
     "unavailable": ("unavailable", "利用不可"),
+    "busy": (
+        "**The advisor is busy:** {n} questions are being answered or waiting. Ask again in a moment — "
+        "your text is still in the box.",
+        "**ただいま混み合っています:** {n} 件の質問を処理中または待機中です。少し待ってからもう一度質問してください。"
+        "入力した文章は欄に残っています。",
+    ),
     # library
     "lib_title": ("Title", "タイトル"),
     "lib_lang": ("Language", "言語"),

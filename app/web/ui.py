@@ -8,7 +8,7 @@ decision rules — in one UI language at a time (EN/JA toggle). Events are wired
 handlers live in ``app.web.handlers``, strings in ``app.web.i18n``, CSS and script in ``app.web.assets``.
 
 Safe defaults: bound to ``settings.web.host`` (loopback), never shared, analytics off, no ``allowed_paths``
-(nothing served beyond the UI's own assets and exported files), bounded concurrency, optional login.
+(nothing served beyond the UI's own assets and exported files), bounded concurrency and waiting, optional login.
 
 Deliberately left out: answer logic (``app.pipeline``) and rendering (``app.web.render``, ``app.web.panels``).
 """
@@ -118,9 +118,16 @@ def _source_panel(ui: Page, lang: str) -> None:
     ui.source_open = gr.Button(visible="hidden", elem_id="source-open")
 
 
-def build_app(settings: Settings, advisor: Advisor | None = None) -> gr.Blocks:
-    """The whole page; models start loading in the background right away."""
-    rt = Runtime(settings, advisor or Advisor(settings))
+def build_app(settings: Settings, advisor: Advisor | None = None, runtime: Runtime | None = None) -> gr.Blocks:
+    """The whole page; models start loading in the background right away.
+
+    Extractive answers run in answer worker processes (``web.answer_workers``), each with its own Advisor
+    built from ``settings``; an ``advisor`` handed in answers in this process instead. ``runtime``: one the
+    caller built (and closes).
+    """
+    if runtime is None:
+        runtime = Runtime(settings, advisor or Advisor(settings), workers=0 if advisor is not None else None)
+    rt = runtime
     ui, lang = Page(), "en"
     # One secret per process: stored conversations survive reloads, not server restarts.
     secret = secrets.token_hex(16)
@@ -142,6 +149,7 @@ def build_app(settings: Settings, advisor: Advisor | None = None) -> gr.Blocks:
                     ui.rules = gr.Markdown(elem_id="rules")
         _source_panel(ui, lang)
         wire(ui, rt, demo)
+    # Questions skip this queue's limits (they are bounded by web.max_pending); the size bounds the rest.
     demo.queue(default_concurrency_limit=settings.web.concurrency, max_size=settings.web.concurrency * 16)
     return demo
 

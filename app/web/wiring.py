@@ -107,7 +107,9 @@ def _wire_chat(ui: Page, rt: Runtime) -> None:
     answers = []
     for trigger, api in ((ui.send.click, {"api_name": "ask"}), (ui.question.submit, {"api_visibility": "private"})):
         started = trigger(_busy, None, [ui.send, ui.stop], queue=False, **private)
-        answer = started.then(rt.respond, chat_inputs, chat_outputs, **api)
+        # No limit in Gradio's queue: the handler awaits the answering, which bounds what may wait itself
+        # and says when it is busy (app.web.answering).
+        answer = started.then(rt.respond, chat_inputs, chat_outputs, concurrency_limit=None, **api)
         answer.then(_finish, ui.conv, [ui.conv_store, ui.send, ui.stop], **private)
         answers.append(answer)
 

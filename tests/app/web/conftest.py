@@ -35,3 +35,10 @@ def shots(tmp_path: Path) -> Path:
     folder = tmp_path / "screenshots"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The shared fixture settings, answering in the test's process: the fake embedder is registered only here
+    (the answer workers have their own tests, with an embedder a fresh process can import)."""
+    return settings.with_(answer_workers=0)

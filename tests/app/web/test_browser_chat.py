@@ -51,13 +51,13 @@ def test_trash_button_starts_a_new_conversation(indexed: Settings, browser: Brow
         _use_llm(page)
         ask(page, JA_QUESTION)
         page.locator("#chat .top-panel button").click()  # the chat's own 🗑
-        expect(page.locator('[data-testid="bot"]')).to_have_count(0)
+        expect(page.locator('[data-testid="bot"]')).to_have_count(0, timeout=TIMEOUT_MS)
         ask(page, EN_QUESTION)
         assert len(server.requests) == 2
         prompt = server.requests[-1].content("user")
         assert "earlier turns" not in prompt and JA_QUESTION not in prompt  # not a follow-up of the cleared chat
         page.locator("#chat .top-panel button").click()
-        expect(page.locator('[data-testid="bot"]')).to_have_count(0)
+        expect(page.locator('[data-testid="bot"]')).to_have_count(0, timeout=TIMEOUT_MS)
         page.reload(wait_until="load")
         page.wait_for_selector("#question textarea", timeout=TIMEOUT_MS)
         expect(page.locator("#chat .example").first).to_be_visible(timeout=TIMEOUT_MS)  # the empty chat
