@@ -205,7 +205,7 @@ class Advisor:
         """A platform choice: asked now, or asked earlier in a conversation the new turn continues."""
         situated = bool(read_cues(turn.focus))  # cue phrases only: the embedder reads only selection questions
         return is_selection_question(turn.focus, situated) or (
-            bool(turn.context) and any(is_selection_question(q) for q in turn.earlier)
+            bool(turn.context) and any(is_selection_question(q, bool(read_cues(q))) for q in turn.earlier)
         )
 
     def _typed(self, turn: Resolved, query: str, snap: Snapshot) -> TypedQuestion:

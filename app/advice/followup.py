@@ -21,7 +21,9 @@ from dataclasses import dataclass
 _CUE = re.compile(
     r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that|in that case|what if|suppose"
     r"|ok,? but|update:?|now|would the answer|does that change|same answer)\b"
-    r"|^\s*(ただ|でも|やっぱり|もし|上から)|(したら|なら|だったら|言われたら|としたら)[？?]?\s*$"
+    # an acknowledgement opens a turn that continues the conversation ("Makes sense. Later we'll need…")
+    r"|^\s*(makes sense|got it|i see|understood|ok(ay)?|right|thanks)\s*[.,!]"
+    r"|^\s*(ただ|でも|やっぱり|もし|上から|なるほど|了解|わかりました|分かりました)|(したら|なら|だったら|言われたら|としたら)[？?]?\s*$"
     r"|\b(it|its|it's|they|them|their|that one|this one|those|these|the other|the former|the latter|the same)\b"
     r"|^\s*(それ|その|では|じゃあ|では、|ちなみに|また|あと|一方|逆に|他方|そっち|こっち|あっち)"
     r"|(それ|その|そちら|こちら|あちら|前者|後者|同じ|そっち|場合は[？?]?$)",
@@ -29,7 +31,11 @@ _CUE = re.compile(
 )
 _MAX_FOLLOWUP_CHARS = 200
 # "Same answer?", "Does that change the answer?", "それでもSlurmですか？": the turn re-asks the previous one.
-_REASK = re.compile(r"same answer|change the answer|still the (same|answer)|それでも|変わりますか|変わる[？?]", re.I)
+_REASK = re.compile(
+    r"same answer|change the answer|still the (same|answer)|does (that|this|it) change|change (things|anything)"
+    r"|それでも|変わりますか|変わる[？?]",
+    re.I,
+)
 # ASCII boundaries, not \b: in "Kubernetesの保守" the kana are word characters too.
 _PLATFORMS = {
     "slurm": re.compile(r"(?<![a-z0-9])slurm(?![a-z0-9])|スラーム", re.I),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from app.advice.followup import is_followup, resolve
 from app.retrieval.fusion import rrf, rrf_complete
 from app.retrieval.glossary import Glossary, load_glossary
 from core.text import char_bigrams, content_tokens, detect_language, tokenize
@@ -74,30 +73,6 @@ def test_rrf_prefers_items_ranked_by_both() -> None:
 def test_rrf_weights() -> None:
     fused = dict(rrf([["a"], ["b"]], weights=[2.0, 1.0]))
     assert fused["a"] > fused["b"]
-
-
-@pytest.mark.parametrize(
-    ("question", "followup"),
-    [
-        ("And its control plane?", True),
-        ("What about Kubernetes?", True),
-        ("そのコントロールプレーンは？", True),
-        ("How many control plane nodes does Kubernetes need?", False),
-        ("Slurmの構築に必要な台数は？", False),
-    ],
-)
-def test_is_followup(question: str, followup: bool) -> None:
-    assert is_followup(question) is followup
-
-
-def test_resolve_chains_followups() -> None:
-    history = ["How heavy is Kubernetes to operate?", "And its control plane?"]
-    resolved = resolve("What about upgrades then?", history)
-    # the new turn dominates: it comes first, the earlier questions fill in after it
-    assert resolved.startswith("What about upgrades then?")
-    assert resolved.endswith("How heavy is Kubernetes to operate?")
-    assert resolve("Slurmの構築に必要な台数は？", history) == "Slurmの構築に必要な台数は？"
-    assert resolve("And its control plane?", []) == "And its control plane?"
 
 
 def test_rrf_complete_does_not_punish_a_candidate_outside_one_top_list() -> None:

@@ -131,6 +131,9 @@ def test_selection_questions_get_the_verdict_of_the_matching_rule(
         (["オンプレでLLMを学習するならどちらが向いていますか？"], "学習後に同じ基盤で推論サービスも運用したい場合は？", "kubernetes"),
         (["Which platform suits on-prem LLM training?"], "Now we also need an inference tier that scales out with demand, keeping training as it is. What then?", "hybrid"),
         (["クラウドでノードを頻繁に増減させるならどちらがいい？"], "じゃあオンプレで、社内にHPCの運用文化があって運用担当が少ない場合は？", "slurm"),
+        # the earlier turn asked "which one?" only through its situation; the new one changes the situation
+        (["We plan to autoscale GPU nodes in the cloud while training. Which one?"], "Update: autoscaling is gone, we reserved a fixed GPU block and want the cheapest training.", "slurm"),
+        (["What fits if we train on-prem and also serve the models to users?"], "Leadership now says one platform only. Does that change things?", "kubernetes"),
     ],
 )  # fmt: skip
 def test_follow_ups_answer_the_new_turn_not_the_previous_one(

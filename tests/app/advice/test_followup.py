@@ -1,0 +1,37 @@
+"""app.advice.followup: which turns lean on the conversation, and the query they resolve to."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.advice.followup import is_followup, resolve
+
+
+@pytest.mark.parametrize(
+    ("question", "followup"),
+    [
+        ("And its control plane?", True),
+        ("What about Kubernetes?", True),
+        ("そのコントロールプレーンは？", True),
+        ("How many control plane nodes does Kubernetes need?", False),
+        ("Slurmの構築に必要な台数は？", False),
+        # a turn that re-asks the previous one, or opens by acknowledging it
+        ("Leadership now says one platform only, no exceptions. Does that change things?", True),
+        ("Makes sense. Later we'll need to host the models for customers. Should we move everything?", True),
+        ("なるほど。推論も同じ基盤でやりたい場合は？", True),
+        ("Makes sense to run Slurm on bare metal for training?", False),
+        ("Which changes things more for GPU utilisation: gang scheduling or topology-aware placement?", False),
+    ],
+)
+def test_is_followup(question: str, followup: bool) -> None:
+    assert is_followup(question) is followup
+
+
+def test_resolve_chains_followups() -> None:
+    history = ["How heavy is Kubernetes to operate?", "And its control plane?"]
+    resolved = resolve("What about upgrades then?", history)
+    # the new turn dominates: it comes first, the earlier questions fill in after it
+    assert resolved.startswith("What about upgrades then?")
+    assert resolved.endswith("How heavy is Kubernetes to operate?")
+    assert resolve("Slurmの構築に必要な台数は？", history) == "Slurmの構築に必要な台数は？"
+    assert resolve("And its control plane?", []) == "And its control plane?"
