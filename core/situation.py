@@ -127,7 +127,7 @@ _JA_LINK = re.compile(
 # Saying a thing is fine, insisting on it, or "only N" is not negating it: "two systems is fine",
 # "気にしません", "構いません", "譲らない", "3人しかいません".
 _NOT_NEGATION = re.compile(
-    r"(問題(は)?(あり)?ません|問題ない|気にしません|気にしない|構いません|かまいません|構わない|抵抗はありません|抵抗はない"
+    r"(問題(は)?(あり)?ません|問題ない|気にしません|気にしない|(構|かま)いません|(構|かま)わない|大丈夫|平気|抵抗はありません|抵抗はない"
     r"|譲らない|譲れない|欠かせない|外せない|しか(い|あり)?ません|しか(い)?ない"
     r"|\b(is|are) fine\b|\bfine (by|with) us\b|\bno problem\b|\bnot a problem\b|\bdon't mind\b|\bok\b)"
 )

@@ -72,6 +72,8 @@ def test_a_negated_reading_says_so_and_a_direct_one_wins() -> None:
     [
         ("Two systems is fine by us for training and serving.", "workload", "training_and_serving"),
         ("基盤が2つになるのは気にしません", "one_platform", "no"),
+        ("基盤が2つになるのは全然かまわない", "one_platform", "no"),  # either spelling of 構わない
+        ("学習と推論で基盤が分かれても大丈夫です", "one_platform", "no"),
         ("インフラ担当は3人しかいません", "ops_team", "small"),
         ("社内にHPCの文化があって運用担当も少ないなら", "hpc_experience", "experienced"),
         ("学習と推論を同じ基盤で回すことを譲らない方針です", "one_platform", "yes"),
