@@ -33,7 +33,10 @@ from core.situation import Situation, facets, read, read_as, role_split
             "We now need an inference tier too, but we'd rather keep the training side as it is.",
             {"workload": "training_and_serving", "one_platform": "no"},
         ),
-        ("推論サービスも始めたいが、学習側はそのままにしたい", {"workload": "training_and_serving", "one_platform": "no"}),
+        (
+            "推論サービスも始めたいが、学習側はそのままにしたい",
+            {"workload": "training_and_serving", "one_platform": "no"},
+        ),
     ],
 )
 def test_cues_in_both_languages(text: str, expected: dict[str, str]) -> None:
