@@ -98,9 +98,24 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[Span]:
     return out
 
 
+# In prose, a link's address is where the text points, not what it states: "[Enroot](https://github.com/
+# NVIDIA/enroot)" holds no path or key the user asked for. A command's URL is part of the command, and a
+# release is often only in its download URL (".../mpi-operator/v0.8.2/deploy/..."): code lines and versions
+# keep theirs.
+_LINK_TARGET = re.compile(r"\]\([^)\s]+\)|<https?://[^>\s]+>|https?://[^\s)>\]]+")
+
+
+def _without_links(text: str) -> str:
+    """``text`` with every link address blanked out (same length, so spans keep their offsets)."""
+    return _LINK_TARGET.sub(lambda m: " " * len(m.group()), text)
+
+
 def find_values(answer_type: str, text: str, *, code_lang: str | None = None) -> list[Span]:
     """Spans of ``text`` that are values of ``answer_type``, in order, without overlaps. ``code_lang`` is the
-    block's language when ``text`` is a line of code (None for prose): a command is a shell line."""
+    block's language when ``text`` is a line of code (None for prose): a command is a shell line. A link's
+    address in prose is not a value (but for a version)."""
+    if code_lang is None and answer_type != "version":
+        text = _without_links(text)
     if answer_type == "command":
         return _command(text, code_lang)
     if answer_type == "default":

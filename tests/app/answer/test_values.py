@@ -56,3 +56,14 @@ def test_identifiers_split_into_words() -> None:
     assert split_identifier("ENROOT_DATA_PATH") == ["enroot", "data", "path"]
     assert "rack" in identifier_words("nodeLabel: cloud.example.com/topology-rack")
     assert split_identifier("") == []
+
+
+def test_a_link_address_in_prose_is_not_a_value_but_a_command_url_and_a_release_are() -> None:
+    prose = "[Enroot](https://github.com/NVIDIA/enroot) reads /etc/enroot/enroot.conf; see <https://a.io/x/y>."
+    assert [s.text for s in find_values("path", prose)] == ["/etc/enroot/enroot.conf"]
+    assert find_values("key", "[guide](https://example.com/docs/a_b_c?x=y)") == []
+    pinned = (
+        "kubectl apply --server-side -f https://raw.githubusercontent.com/kubeflow/mpi-operator/v0.8.2/deploy/x.yaml"
+    )
+    assert "v0.8.2" in [s.text for s in find_values("version", pinned, code_lang="shell")]
+    assert "v0.8.2" in [s.text for s in find_values("version", f"Download [it]({pinned.split()[-1]})")]
