@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from app.answer.evidence import HEADING_ROWS, Evidence, ScoredUnit, Unit, code_after, followers, is_table_separator
 from app.answer.locate import Located
+from app.answer.values import without_links
 from app.answer.verdict_lines import cite_votes, verdict_lines
 from app.models import Citation, Finding, Passage, Verdict
 from app.retrieval.companions import original_units
@@ -328,8 +329,16 @@ def _value_lines(unit: Unit, spans: Sequence[str], n: int, units: Sequence[Unit]
         return [f"- {label} [{n}]:", f"  ```{lang}", *("  " + line for line in window.splitlines()), "  ```"]
     text = unit.text
     for span in sorted(set(spans), key=len, reverse=True):
-        text = text.replace(span, f"**{span}**", 1) if f"**{span}**" not in text else text
+        text = bold_first(text, span)
     return [f"- {text} [{n}]"]
+
+
+def bold_first(text: str, span: str) -> str:
+    """``text`` with the first ``span`` outside a link's address in bold (once: a span already bold stays)."""
+    if f"**{span}**" in text:
+        return text
+    at = without_links(text).find(span)
+    return text if at < 0 else f"{text[:at]}**{span}**{text[at + len(span) :]}"
 
 
 RELATED = 3  # passages a not-stated answer shows as related (never as the answer)

@@ -105,7 +105,7 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[Span]:
 _LINK_TARGET = re.compile(r"\]\([^)\s]+\)|<https?://[^>\s]+>|https?://[^\s)>\]]+")
 
 
-def _without_links(text: str) -> str:
+def without_links(text: str) -> str:
     """``text`` with every link address blanked out (same length, so spans keep their offsets)."""
     return _LINK_TARGET.sub(lambda m: " " * len(m.group()), text)
 
@@ -115,7 +115,7 @@ def find_values(answer_type: str, text: str, *, code_lang: str | None = None) ->
     block's language when ``text`` is a line of code (None for prose): a command is a shell line. A link's
     address in prose is not a value (but for a version)."""
     if code_lang is None and answer_type != "version":
-        text = _without_links(text)
+        text = without_links(text)
     if answer_type == "command":
         return _command(text, code_lang)
     if answer_type == "default":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer.compose import PER_PASSAGE, add_quote, compose, select_units
+from app.answer.compose import PER_PASSAGE, add_quote, bold_first, compose, select_units
 from app.answer.evidence import Evidence, ScoredUnit, Unit, coverage, idf_weights, split_units
 from app.answer.refusal import refusal_text
 from app.models import Passage, Verdict, Vote
@@ -181,3 +181,12 @@ def test_refusal_text_in_question_language(lang: str) -> None:
     text = refusal_text(lang)
     assert ("ナレッジベース" in text) is (lang == "ja")
     assert "Slurm" in text and "Kubernetes" in text
+
+
+def test_a_value_is_bolded_in_the_text_never_inside_a_link_address() -> None:
+    text = "[Enroot](https://github.com/NVIDIA/enroot) is sponsored by [NVIDIA](https://www.nvidia.com)."
+    assert bold_first(text, "NVIDIA") == (
+        "[Enroot](https://github.com/NVIDIA/enroot) is sponsored by [**NVIDIA**](https://www.nvidia.com)."
+    )
+    assert bold_first("see https://a.io/v1 only", "v1") == "see https://a.io/v1 only"
+    assert bold_first("**v1** and v1", "v1") == "**v1** and v1"
