@@ -220,10 +220,11 @@ class _UnitReader:
         lines = code.code_lines
         keys = yaml_key_paths(lines) if yaml else [""] * len(lines)
         language = "yaml" if yaml else code.language
+        entries = flag_entries(lines)
         for i, line in enumerate(lines):
             if is_quotable_line(line):
                 source = self.src[code.first_code_line + i]
-                context = _code_context(lead, language, keys[i])
+                context = _code_context(lead, language, keys[i], entries[i])
                 self.units.append(Unit(self.passage, line.rstrip(), source, "code_line", context, b, i))
 
 
@@ -276,9 +277,37 @@ def _is_yaml(code: md.Block) -> bool:
     return len(lines) >= 2 and bool(_YAML_KEY.match(lines[0])) and keyed >= 0.75 * len(lines)
 
 
-def _code_context(lead: str, language: str, keys: str) -> str:
-    parts = (lead, f"lang: {language}" if language else "", f"keys: {keys}" if keys else "")
+def _code_context(lead: str, language: str, keys: str, entry: str = "") -> str:
+    parts = (lead, f"lang: {language}" if language else "", f"keys: {keys}" if keys else "", entry)
     return " | ".join(part for part in parts if part)
+
+
+# A usage block's option: the flag on its own line, what it does on the more-indented lines under it
+# ("--container-unshare=NS[,NS...]" / "[pyxis] create new namespaces … Supported: net, ipc, uts.").
+_FLAG_LINE = re.compile(r"^(?P<indent>\s*)-{1,2}[A-Za-z][\w-]*")
+
+
+def flag_entries(lines: Sequence[str]) -> list[str]:
+    """For each line of a code block, the whole option entry it belongs to ("entry: --flag … what it does"),
+    when the entry spans several lines; "" otherwise. Each line of the entry is then scored with the words
+    of all of it: the flag with its description, the description with its flag."""
+    out = [""] * len(lines)
+    i = 0
+    while i < len(lines):
+        m = _FLAG_LINE.match(lines[i])
+        if m is None:
+            i += 1
+            continue
+        indent, j = len(m.group("indent")), i + 1
+        while j < len(lines) and lines[j].strip() and not _FLAG_LINE.match(lines[j]):
+            if len(lines[j]) - len(lines[j].lstrip()) <= indent:
+                break
+            j += 1
+        if j - i > 1:
+            entry = "entry: " + " ".join(line.strip() for line in lines[i:j])
+            out[i:j] = [entry] * (j - i)
+        i = j
+    return out
 
 
 # A unit that announces what follows: "… three things:", "as follows", "次のとおり", "以下の…".

@@ -11,6 +11,7 @@ from core.units import (
     Unit,
     code_language,
     code_window,
+    flag_entries,
     is_quotable_line,
     is_table_separator,
     split_units,
@@ -222,3 +223,17 @@ def test_table_separator_is_the_parsers_rule() -> None:
 def test_definitions_rules_and_links_alone_are_not_evidence() -> None:
     text = "[Install](https://x.test/install)\n\n---\n\n[ref]: https://x.test/ref\n\nReal words here."
     assert [u.text for u in split_units(text)] == ["Real words here."]
+
+
+def test_a_usage_blocks_option_is_scored_with_its_description_and_the_description_with_its_flag() -> None:
+    text = (
+        "Options:\n\n```\n  --container-writable    make the filesystem writable\n"
+        "  --container-unshare=NS[,NS...]\n                          create new namespaces.\n"
+        "                          Supported: net, ipc, uts.\n  -v, --verbose\n```\n"
+    )
+    lines = {u.text.strip(): u.context for u in split_units(text) if u.kind == "code_line"}
+    entry = "entry: --container-unshare=NS[,NS...] create new namespaces. Supported: net, ipc, uts."
+    assert lines["--container-unshare=NS[,NS...]"].endswith(entry)
+    assert lines["Supported: net, ipc, uts."].endswith(entry)
+    assert "entry:" not in lines["--container-writable    make the filesystem writable"]  # one line: itself
+    assert flag_entries(["- name: a", "  image: b"]) == ["", ""]  # a YAML list is not an option list
