@@ -219,7 +219,7 @@ class _UnitReader:
         yaml = _is_yaml(code)
         lines = code.code_lines
         keys = yaml_key_paths(lines) if yaml else [""] * len(lines)
-        language = "yaml" if yaml else code.language
+        language = "yaml" if yaml else transcript_language(code.language, lines)
         entries = flag_entries(lines)
         for i, line in enumerate(lines):
             if is_quotable_line(line):
@@ -275,6 +275,22 @@ def _is_yaml(code: md.Block) -> bool:
     lines = [ln for ln in code.code_lines if ln.strip() and not ln.lstrip().startswith("#")]
     keyed = sum(1 for ln in lines if _YAML_KEY.match(ln) or ln.lstrip().startswith("- "))
     return len(lines) >= 2 and bool(_YAML_KEY.match(lines[0])) and keyed >= 0.75 * len(lines)
+
+
+# Shell-like labels, and none: a block of such lines may be commands, or a session transcript.
+_SHELLISH = frozenset(["", "bash", "sh", "shell", "console", "zsh", "shell-session", "text"])
+_PROMPT = re.compile(r"^\s*\$\s")
+
+
+def transcript_language(language: str, lines: Sequence[str]) -> str:
+    """``console`` for a shell-like block that shows a session ("$ srun --mpi=list" and what it printed),
+    where only the prompt lines are commands; ``shell`` for a console-labelled block with no prompt (every
+    line is a command); otherwise the block's own label."""
+    if language.lower() not in _SHELLISH:
+        return language
+    if any(_PROMPT.match(line) for line in lines):
+        return "console"
+    return "shell" if language.lower() == "console" else language
 
 
 def _code_context(lead: str, language: str, keys: str, entry: str = "") -> str:

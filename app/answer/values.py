@@ -138,7 +138,14 @@ def _with_argument(span: Span, text: str, in_code: bool) -> Span:
 
 def _command(text: str, code_lang: str | None) -> list[Span]:
     spans = [s for s in _spans(re.compile(_CODE_SPAN), text) if " " in s.text and _SHELL_START.match(s.text)]
-    if code_lang is not None and code_lang.lower() in _SHELL_LANGS and _SHELL_START.match(text):
+    # In a session transcript (core.units.transcript_language) what a prompt line printed is not a command.
+    transcript_output = code_lang == "console" and not text.lstrip().startswith("$")
+    if (
+        code_lang is not None
+        and code_lang.lower() in _SHELL_LANGS
+        and _SHELL_START.match(text)
+        and not transcript_output
+    ):
         stripped = re.sub(r"^\s*(?:\$\s+)", "", text).rstrip()
         start = text.index(stripped) if stripped in text else 0
         spans.append(Span(start, start + len(stripped), stripped))

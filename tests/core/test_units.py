@@ -15,6 +15,7 @@ from core.units import (
     is_quotable_line,
     is_table_separator,
     split_units,
+    transcript_language,
     yaml_key_paths,
 )
 
@@ -237,3 +238,11 @@ def test_a_usage_blocks_option_is_scored_with_its_description_and_the_descriptio
     assert lines["Supported: net, ipc, uts."].endswith(entry)
     assert "entry:" not in lines["--container-writable    make the filesystem writable"]  # one line: itself
     assert flag_entries(["- name: a", "  image: b"]) == ["", ""]  # a YAML list is not an option list
+
+
+def test_a_shell_block_with_prompts_is_a_transcript() -> None:
+    session = ["$ srun --mpi=list", "MPI plugin types are...", "\tpmix"]
+    assert transcript_language("", session) == "console"
+    assert transcript_language("console", ["srun --mpi=list"]) == "shell"  # no prompt: every line is a command
+    assert transcript_language("bash", ["srun -N2 hostname"]) == "bash"
+    assert transcript_language("yaml", ["$ not: a prompt"]) == "yaml"

@@ -67,3 +67,9 @@ def test_a_link_address_in_prose_is_not_a_value_but_a_command_url_and_a_release_
     )
     assert "v0.8.2" in [s.text for s in find_values("version", pinned, code_lang="shell")]
     assert "v0.8.2" in [s.text for s in find_values("version", f"Download [it]({pinned.split()[-1]})")]
+
+
+def test_in_a_transcript_only_prompt_lines_are_commands() -> None:
+    assert [s.text for s in find_values("command", "$ srun --mpi=list", code_lang="console")] == ["srun --mpi=list"]
+    assert find_values("command", "specific pmix plugin versions available: pmix_v3", code_lang="console") == []
+    assert [s.text for s in find_values("command", "srun --mpi=list", code_lang="shell")] == ["srun --mpi=list"]
