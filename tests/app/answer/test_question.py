@@ -26,6 +26,7 @@ NAMES = {"Kueue", "Volcano", "Enroot", "Pyxis", "Slinky", "Slurm", "Kubernetes"}
         ("What apiVersion do Kueue Topology objects use, and which label key marks a rack?", ["api_version", "key"]),
         ("KueueのTopologyのapiVersionと、ラックを表すラベルキーは？", ["api_version", "key"]),
         ("Which flag enables it? What is its default?", ["flag", "default"]),
+        ("MPIプラグインの一覧を出すコマンドは？v4を明示的に使いたいときは？", ["command", "procedure"]),
     ],
 )
 def test_types_and_parts(question: str, types: list[str]) -> None:
