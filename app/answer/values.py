@@ -45,7 +45,9 @@ _UNITS = (
 )
 _NUMBER_WORD = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|several|dozens|hundreds|thousands|millions|tens of thousands)"
 _QUANTITY = (
-    rf"(?:[$¥€]\s?)?{_NUMBER}(?:\s*(?:[-–~〜]|to)\s*{_NUMBER})?\s*(?:{_UNITS})|(?:up to|at most|maximum of|max)\s+{_NUMBER}"
+    # not a digit inside a name ("kueue.x-k8s.io" holds no "8s"); ASCII only, so "年2回" still counts
+    rf"(?:[$¥€]\s?)?(?<![A-Za-z0-9_.-]){_NUMBER}(?:\s*(?:[-–~〜]|to)\s*{_NUMBER})?\s*(?:{_UNITS})"
+    rf"|(?:up to|at most|maximum of|max)\s+{_NUMBER}"
     rf"|\b{_NUMBER_WORD}(?: of)?(?: \w+){{0,2}} (?:{_UNITS}|releases|versions|nodes|clusters|machines|minor releases)\b"
     r"|\b(?:once|twice|\w+ times)(?: or (?:once|twice|\w+ times))? (?:a|per|each) (?:year|month|week|day)\b"
     # a frequency answers "how often": "every month", "monthly", "毎月", "月次"

@@ -73,3 +73,9 @@ def test_in_a_transcript_only_prompt_lines_are_commands() -> None:
     assert [s.text for s in find_values("command", "$ srun --mpi=list", code_lang="console")] == ["srun --mpi=list"]
     assert find_values("command", "specific pmix plugin versions available: pmix_v3", code_lang="console") == []
     assert [s.text for s in find_values("command", "srun --mpi=list", code_lang="shell")] == ["srun --mpi=list"]
+
+
+def test_a_digit_inside_a_name_is_not_a_quantity() -> None:
+    assert find_values("quantity", "kueue.x-k8s.io/podset-required-topology") == []
+    assert find_values("quantity", "GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-...)") == []
+    assert [s.text for s in find_values("quantity", "takes 30s, 年2回, 40GB of memory")] == ["30s", "年2回", "40GB"]
