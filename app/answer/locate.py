@@ -192,7 +192,8 @@ def _new_values(part: QuestionPart, unit: Unit, question: str) -> list[Span]:
     if part.answer_type == "quantity" and part.counted.isascii() and len(part.counted) > 2:
         # "how many entries": a number with what is counted right after it ("keeps 17 entries", "seven MIG
         # slices"), the count and the thing together
-        thing = re.escape(part.counted.rstrip("s"))
+        thing = "|".join(re.escape(w) for w in sorted(counted_words(part.counted)) if w.isascii() and len(w) > 2)
+        thing = f"(?:{thing})"
         pattern = rf"\b(?:\d+|{_NUMBER_WORDS})(?:\s+[A-Za-z][\w-]*){{0,2}}?\s+{thing}\w*"
         spans += [Span(m.start(), m.end(), m.group()) for m in re.finditer(pattern, unit.text, re.I)]
     return [
@@ -206,9 +207,11 @@ _NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|
 
 
 # Counters and the unit words that count the same thing.
+_MACHINES = ("node", "machine", "server", "host", "台", "ノード")
 _SAME_UNIT = {
-    "台": ("node", "machine", "server", "台"),
-    "ノード": ("node", "ノード"),
+    "台": _MACHINES,
+    "ノード": _MACHINES,
+    **dict.fromkeys(("node", "machine", "server", "host"), _MACHINES),
     "秒": ("s", "sec", "second", "秒"),
     "分": ("min", "minute", "分"),
     "時間": ("h", "hour", "時間"),
@@ -222,6 +225,14 @@ _SAME_UNIT = {
     "円": ("円",),
     "万円": ("円", "万円"),
 }
+# Unit words that count something of their own: a number with one of them counts that, not the asked thing.
+_OTHER_COUNTERS = frozenset(
+    [
+        *("gpu", "cpu", "pod", "core", "job", "task", "rank", "slot", "replica", "worker"),
+        *("m", "sec", "second", "min", "minute", "h", "hour", "day", "week", "month", "year", "time", "x"),
+        *("gb", "mb", "kb", "tb", "gib", "mib", "percent", "%", "layer", "level", "version", "release"),
+    ]
+)  # singular: a unit word is compared without its plural "s" ("ms" → "m")
 _WORD_COUNT = re.compile(
     r"^(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen)((?:\s+[a-z][\w-]*){1,3})"
 )
@@ -242,10 +253,20 @@ def counts(value: str, counted: str) -> bool:
         return any(counts(f"1 {w}", counted) for w in n.group(1).split())
     if not unit or unit.isdigit():
         return True
+    wanted = counted_words(counted)
+    if unit.rstrip("s") in wanted or any(unit.startswith(w) for w in wanted if len(w) > 2 or not w.isascii()):
+        return True
+    if unit.rstrip("s") in _OTHER_COUNTERS:
+        return False  # "2 GPUs per node" counts GPUs, not nodes
+    # a word between the number and what it counts: "1 management node", "3 control-plane nodes"
+    return m is not None and any(w.rstrip("s") in wanted for w in words[m.end() :].split()[:2])
+
+
+def counted_words(counted: str) -> set[str]:
+    """The unit words that count what ``counted`` names, singular and lower case ("machines" → node, server…)."""
     glossed = english_words(f"w:{counted}") if not counted.isascii() else []
-    wanted = {counted, counted.rstrip("s"), *_SAME_UNIT.get(counted, ()), *glossed}
-    wanted = {w.rstrip("s").lower() for w in wanted if w}
-    return unit.rstrip("s") in wanted or any(unit.startswith(w) for w in wanted if len(w) > 2 or not w.isascii())
+    same = _SAME_UNIT.get(counted, ()) or _SAME_UNIT.get(counted.rstrip("s"), ())
+    return {w.rstrip("s").lower() for w in (counted, counted.rstrip("s"), *same, *glossed) if w}
 
 
 def _best_span(spans: Sequence[Span], unit: Unit, query: PartQuery) -> Span:

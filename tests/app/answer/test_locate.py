@@ -89,3 +89,10 @@ def test_each_part_is_covered_before_a_second_unit() -> None:
 def test_counts_compares_what_is_counted() -> None:
     assert counts("16 nodes can", "nodes") and not counts("16 nodes can", "rings")
     assert counts("3層まで", "層") and not counts("80%", "gb") and counts("up to 3", "rings")
+
+
+def test_machines_nodes_and_servers_count_the_same_thing_even_past_a_modifier() -> None:
+    assert counts("1 management node", "machines") and counts("3 control-plane nodes", "servers")
+    assert counts("3台", "machines") and counts("16 hosts", "nodes")
+    assert not counts("2 GPUs per node", "nodes")  # the number counts GPUs
+    assert not counts("4 racks of 8", "machines")
