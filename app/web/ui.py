@@ -27,7 +27,7 @@ from app.web import render
 from app.web.assets import CSS, HEAD
 from app.web.handlers import Runtime, empty_conversation
 from app.web.i18n import LANGS, UNSET, form_facets, question_choices, question_label, t
-from app.web.wiring import EXAMPLES, Page, chat_examples, wire
+from app.web.wiring import CONVERSATION_KEY, EXAMPLES, Page, chat_examples, wire
 from core.settings import Settings, settings_or_exit
 
 __all__ = ["EXAMPLES", "build_app", "launch_options", "main", "parse_auth"]
@@ -133,7 +133,7 @@ def build_app(settings: Settings, advisor: Advisor | None = None, runtime: Runti
     secret = secrets.token_hex(16)
     with gr.Blocks(title="Slurm × Kubernetes Advisor", analytics_enabled=False) as demo:
         ui.conv = gr.State(empty_conversation())
-        ui.conv_store = gr.BrowserState(empty_conversation(), storage_key="advisor-conversation", secret=secret)
+        ui.conv_store = gr.BrowserState(empty_conversation(), storage_key=CONVERSATION_KEY, secret=secret)
         ui.lang_store = gr.BrowserState("en", storage_key="advisor-lang", secret=secret)
         ui.voted = gr.State(None)
         ui.rec = gr.State(None)

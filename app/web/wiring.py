@@ -95,6 +95,13 @@ def _idle() -> tuple[Any, Any]:
     return gr.update(visible=True), gr.update(visible=False)
 
 
+# Where the browser keeps the conversation (gr.BrowserState's localStorage key).
+CONVERSATION_KEY = "advisor-conversation"
+# Clearing drops the stored conversation in the browser at once: the server's reply writes the empty one
+# too, but a reload before it arrives would otherwise bring the old conversation back.
+_FORGET_STORED = f"(lang) => {{ try {{ localStorage.removeItem('{CONVERSATION_KEY}'); }} catch (e) {{}} return lang; }}"
+
+
 def _finish(conv: Conversation) -> tuple[Any, ...]:
     """After an answer: the conversation to browser-local storage (a reload brings it back), Ask back."""
     return (conv, *_idle())
@@ -128,7 +135,7 @@ def _wire_chat(ui: Page, rt: Runtime) -> None:
 
     cleared = [ui.chatbot, ui.conv, ui.conv_store, ui.passages, ui.feedback_box, ui.feedback_note, ui.source_panel]
     for trigger in (ui.clear.click, ui.chatbot.clear):  # "New chat" and the chat's own 🗑 do the same
-        trigger(reset, ui.lang, [*cleared, ui.send, ui.stop], cancels=answers, **private)
+        trigger(reset, ui.lang, [*cleared, ui.send, ui.stop], cancels=answers, js=_FORGET_STORED, **private)
 
     def example(selected: gr.SelectData) -> str:
         value = selected.value
