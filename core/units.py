@@ -278,7 +278,7 @@ def _is_yaml(code: md.Block) -> bool:
 
 
 # Shell-like labels, and none: a block of such lines may be commands, or a session transcript.
-_SHELLISH = frozenset(["", "bash", "sh", "shell", "console", "zsh", "shell-session", "text"])
+SHELL_LANGS = frozenset(["", "bash", "sh", "shell", "console", "zsh", "shell-session", "text"])
 _PROMPT = re.compile(r"^\s*\$\s")
 
 
@@ -286,7 +286,7 @@ def transcript_language(language: str, lines: Sequence[str]) -> str:
     """``console`` for a shell-like block that shows a session ("$ srun --mpi=list" and what it printed),
     where only the prompt lines are commands; ``shell`` for a console-labelled block with no prompt (every
     line is a command); otherwise the block's own label."""
-    if language.lower() not in _SHELLISH:
+    if language.lower() not in SHELL_LANGS:
         return language
     if any(_PROMPT.match(line) for line in lines):
         return "console"

@@ -69,7 +69,7 @@ class SituationReader:
         best, runner_up = z[order[0]], z[order[1]]
         if best < SIMILARITY_Z or best - runner_up < SIMILARITY_MARGIN or sims[order[0]] < self._floor:
             return {}
-        return {keys[int(order[0])]: float(z[order[0]])}
+        return {keys[int(order[0])]: float(best)}
 
     def read(self, text: str) -> Situation:
         similar = self.similarity if self.embeddings is not None else None

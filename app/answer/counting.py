@@ -45,9 +45,7 @@ _OTHER_COUNTERS = frozenset(
         *("gb", "mb", "kb", "tb", "gib", "mib", "percent", "%", "layer", "level", "version", "release"),
     ]
 )  # singular: a unit word is compared without its plural "s" ("ms" → "m")
-_WORD_COUNT = re.compile(
-    r"^(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen)((?:\s+[a-z][\w-]*){1,3})"
-)
+_WORD_COUNT = re.compile(rf"^(?:{_NUMBER_WORDS})((?:\s+[a-z][\w-]*){{1,3}})")
 # The unit word right after a value's number ("16 nodes can be…" → nodes, "3層" → 層).
 _COUNTED_UNIT = re.compile(r"\d[\d.,]*\s*(?:[~〜–-]\s*\d[\d.,]*\s*)?(%|[a-z]+|[\u3040-\u30ff\u4e00-\u9fff]+)")
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.units import SHELL_LANGS
+
 # a version may sit in a release URL (".../mpi-operator/v0.8.2/deploy/...")
 _VERSION = r"(?<![\w.-])v?\d+\.\d+(?:\.\d+)?(?:[-.][0-9a-z]+)*\+?(?![\w])"
 _API = r"(?<![\w./-])(?:[a-z0-9-]+\.)+[a-z]{2,}/v\d+(?:(?:alpha|beta)\d+)?(?![\w.-])|(?<=apiVersion: )v\d+(?:(?:alpha|beta)\d+)?"
@@ -80,7 +82,6 @@ _DEFAULT_VALUE = re.compile(
     rf"(?i:{_QUANTITY})|(?i:\b(?:true|false|enabled|disabled|none|null)\b)|{_VERSION}|{_CAMEL}|{_ENV}|`[^`\n]+`|\b{_NUMBER}\b"
 )
 _SHELL_START = re.compile(r"^\s*(?:\$\s+|#\s+)?(?:sudo\s+)?[a-z][\w.-]*(?:\s|$)")
-_SHELL_LANGS = frozenset(["", "bash", "sh", "shell", "console", "zsh", "shell-session", "text"])
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def _command(text: str, code_lang: str | None) -> list[Span]:
     transcript_output = code_lang == "console" and not text.lstrip().startswith("$")
     if (
         code_lang is not None
-        and code_lang.lower() in _SHELL_LANGS
+        and code_lang.lower() in SHELL_LANGS
         and _SHELL_START.match(text)
         and not transcript_output
     ):
