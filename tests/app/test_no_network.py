@@ -24,6 +24,7 @@ import httpx
 import pytest
 from fakes import FakeEmbeddings
 from gradio_client import Client
+from ports import free_port
 
 from app.pipeline import Advisor
 from app.web.ui import build_app, launch_options
@@ -115,12 +116,6 @@ def guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[NetworkGuard]:
     net = NetworkGuard()
     net.install(monkeypatch)
     yield net
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_the_guard_blocks_and_records_outbound_but_not_loopback(guard: NetworkGuard) -> None:

@@ -16,7 +16,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -31,6 +30,7 @@ import numpy as np
 import pytest
 from chromadb.config import Settings as ChromaSettings
 from fakes import FakeEmbeddings
+from ports import free_port
 
 from app.cli import main as ask_main
 from app.models import Answer
@@ -46,12 +46,6 @@ CHROMA = Path(sys.executable).parent / "chroma"
 JA_QUESTION = "Alphaの管理ノードは何台必要？"
 EN_QUESTION = "How much memory does the gateway control plane need?"
 OFF_TOPIC = "What is a good recipe for sourdough bread?"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class ChromaServer:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 from fakes import FakeEmbeddings
 from playwright.sync_api import BrowserContext, Dialog, Locator, Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from ports import free_port
 
 from app.pipeline import Advisor
 from app.web.ui import build_app, launch_options
@@ -43,12 +43,6 @@ SELECTION_QUESTION = (
 TIMEOUT_MS = 30_000
 # Gradio labels the thumbs in the browser's locale (the contexts here are ja-JP).
 VOTE_LABELS = {"up": "いいね", "down": "よくないね"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager

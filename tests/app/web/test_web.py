@@ -21,6 +21,7 @@ import pytest
 from fake_openai_server import FakeLLMServer
 from fakes import FakeEmbeddings
 from gradio_client import Client
+from ports import free_port
 
 from app.web import ui as web
 from app.web.ui import build_app, launch_options, parse_auth
@@ -44,12 +45,6 @@ completeness: "full"
 
 The zebra queue accepts at most forty-two pending jobs per tenant before it rejects new submissions.
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager

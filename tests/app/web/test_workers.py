@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 from fakes import FakeEmbeddings
 from gradio_client import Client
+from ports import free_port
 
 from app.models import Answer, Turn
 from app.pipeline import Advisor
@@ -164,12 +164,6 @@ async def test_stage_timings_are_recorded_only_when_a_file_is_set(indexed: Setti
     (row,) = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     assert row["session"] == "abc" and row["pipeline_ms"] > 0 and row["render_ms"] > 0
     assert row["handler_ms"] >= row["pipeline_ms"] + row["render_ms"] and row["started"] > 1.6e9
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_the_app_answers_through_its_workers(pooled: Settings) -> None:
