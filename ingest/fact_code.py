@@ -50,6 +50,7 @@ DEFAULT = re.compile(
 )
 _FILE_NAME = re.compile(r"[\w.-]*\.(?:conf|cfg|ini|env|toml|properties)\b|\.env\b")
 _WORD = re.compile(r"^[a-z][a-z0-9]*$")
+_NOT_PROGRAMS = frozenset(["sudo", "time", "exec", "env", "then", "do", "if", "&&", "|"])
 FACT_KEYS = 12  # description words kept in a gloss
 
 
@@ -114,11 +115,13 @@ def code_facts(code: CodeLines, language: str, lead: str = "") -> list[Fact]:
 
 
 def _looks_like_yaml(lines: Sequence[str]) -> bool:
+    """An unlabelled block of keys, nested at least once ("adev0: srun -N3" then "0: adev3" is a transcript)."""
     body = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
     keyed = sum(
         1 for ln in body if re.match(r"^\s*(?:- +)?[\w\"'][\w.\-/\"']*\s*:(?:\s|$)", ln) or ln.lstrip().startswith("- ")
     )
-    return len(body) >= 2 and ":" in body[0] and "=" not in body[0] and keyed >= 0.75 * len(body)
+    nested = any(" > " in path for path in yaml_key_paths(body))
+    return len(body) >= 2 and ":" in body[0] and "=" not in body[0] and keyed >= 0.75 * len(body) and nested
 
 
 def manifest_facts(code: CodeLines) -> list[Fact]:
@@ -236,7 +239,8 @@ def _looks_like_config(lines: Sequence[str]) -> bool:
     if not body or any(_PROMPT.match(ln) for ln in lines):
         return False
     # every word a pair: "NodeName=n1 Gres=gpu:2" is config, "FFLAGS=-O2 ./configure" a command
-    pairs = [ln for ln in body if all("=" in w for w in re.split(r"\s#", ln)[0].split() if w != "export")]
+    unquoted = [re.sub(r"\"[^\"]*\"|'[^']*'", "q", re.split(r"\s#", ln)[0]) for ln in body]
+    pairs = [ln for ln in unquoted if all("=" in w for w in ln.split() if w != "export")]
     return len(pairs) >= 0.6 * len(body)
 
 
@@ -247,21 +251,26 @@ def _file_label(lead: str, lines: Sequence[str], language: str) -> str:
     for line in lines[:2]:
         if line.lstrip().startswith("#") and (m := _FILE_NAME.search(line)):
             return m.group(0)
-    return ".env" if language in ("env", "dotenv") else "config"
+    return ".env" if language in ("env", "dotenv") else ""
 
 
 def config_facts(code: CodeLines, label: str) -> list[Fact]:
+    """``Key=Value`` pairs; a line of several pairs is a record named by its first ("NodeName=n1 Gres=…"), and
+    indented lines under it continue it (``scontrol show`` output)."""
     facts: list[Fact] = []
+    record = ""
     for i, line in enumerate(code.lines):
         if not _CONFIG_LINE.match(line):
             continue
         body = re.split(r"\s#", line, maxsplit=1)[0]
         pairs = list(_PAIR.finditer(body))
-        record = pairs[0].group(0) if len(pairs) > 1 else ""
+        indented = line[:1].isspace()
+        if not indented:
+            record = pairs[0].group(0) if len(pairs) > 1 else ""
         exported = line.lstrip().startswith("export ")
         for n, m in enumerate(pairs):
-            env = exported or label == ".env" or (_ENV_KEY.match(m["key"]) is not None and label == "config")
-            subject = f"{label} {record}" if n and record else label
+            env = exported or label == ".env" or (_ENV_KEY.match(m["key"]) is not None and not label)
+            subject = f"{label} {record}".strip() if (n or indented) and record else label
             kind = "env" if env else "config"
             found = _fact(
                 code,
@@ -283,12 +292,14 @@ def config_facts(code: CodeLines, label: str) -> list[Fact]:
 
 def _command(words: Sequence[str]) -> tuple[str, str]:
     """(program, program with its subcommands) of a command line's words ("scontrol create reservation")."""
-    words = [w for w in words if w not in ("sudo", "time", "exec")]
-    if not words:
+    # "PODNAME=$(kubectl get …" runs kubectl; "sudo", assignments and options name no program
+    words = [w.rsplit("$(", 1)[-1] for w in words]
+    at = next((n for n, w in enumerate(words) if w and w not in _NOT_PROGRAMS and w[0] != "-" and "=" not in w), None)
+    if at is None:
         return "", ""
-    program = words[0].rsplit("/", 1)[-1]
-    subs = [w for w in words[1:3] if _WORD.match(w)]
-    return program, " ".join([program, *subs[: len(subs)]])
+    program = words[at].rsplit("/", 1)[-1]
+    subs = [w for w in words[at + 1 : at + 3] if _WORD.match(w)]
+    return program, " ".join([program, *subs])
 
 
 def command_facts(code: CodeLines) -> list[Fact]:

@@ -119,10 +119,12 @@ def _cells(line: str) -> list[tuple[int, int]]:
 
 def table_facts(text: str, table: md.Block, offsets: Sequence[int]) -> list[Fact]:
     header, *rows = table.cells
-    names = [md.inline_text(h, links=False) for h in header]
+    names = [" ".join(md.inline_text(h, links=False).split()) for h in header]
     if len(names) < 2 or not rows:
         return []
     described = next((j for j, h in enumerate(names) if j and _DESCRIPTION_HEADER.search(h)), 0)
+    # a table of parameters names each once ("quota | -1 | unlimited", "quota | 0 | none" lists values)
+    listing = _NAME_HEADER.search(names[0]) and len({r[0] for r in rows}) == len(rows)
     defaulted = next((j for j, h in enumerate(names) if j and _DEFAULT_HEADER.search(h)), 0)
     facts: list[Fact] = []
     for r in range(len(rows)):
@@ -132,7 +134,7 @@ def table_facts(text: str, table: md.Block, offsets: Sequence[int]) -> list[Fact
         if len(spans) != len(names):
             continue
         values = [_unwrapped(offsets[n] + a, line[a:b]) for a, b in spans]
-        label = md.inline_text(line[spans[0][0] : spans[0][1]], links=False)
+        label = " ".join(md.inline_text(line[spans[0][0] : spans[0][1]], links=False).split())
         for j in range(1, len(names)):
             start, value = values[j]
             if value.strip():
@@ -146,7 +148,7 @@ def table_facts(text: str, table: md.Block, offsets: Sequence[int]) -> list[Fact
         term = _FLAG.match(values[0][1])
         if term is not None:
             facts.append(_flag(term, values[0][0], text, offsets, description, default, ""))
-        elif (described or defaulted) and _NAME_HEADER.search(names[0]) and _NAME.match(values[0][1]):
+        elif (described or defaulted) and listing and _NAME.match(values[0][1]):
             start, value = values[defaulted] if defaulted and default else values[described or defaulted]
             facts.append(
                 _make(
