@@ -86,15 +86,18 @@ def gloss(*parts: str) -> str:
     return " ".join(words[: FACT_KEYS + 8])
 
 
-def _fact(code: CodeLines, i: int, column: int, value: str, **fields: str) -> Fact | None:
+def _fact(
+    code: CodeLines, i: int, column: int, value: str, kind: FactKind, subject: str, key: str, **fields: str
+) -> Fact | None:
+    """The fact whose value sits at ``column`` of code line ``i`` (quotes dropped); None unless it is there verbatim."""
     value = value.strip()
     if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) >= 2:
         value, column = value[1:-1], column + 1
     found = code.span(i, column, value) if value else None
     if found is None:
         return None
-    kind: FactKind = fields.pop("kind")  # type: ignore[assignment]
-    return Fact(kind=kind, value=value, start=found[0], end=found[1], line=found[2], **fields)
+    fields.setdefault("gloss", gloss(subject, key))
+    return Fact(kind=kind, subject=subject, key=key, value=value, start=found[0], end=found[1], line=found[2], **fields)
 
 
 def code_facts(code: CodeLines, language: str, lead: str = "") -> list[Fact]:
@@ -184,9 +187,9 @@ def _leaf_fact(
         start.line,
         start.column,
         raw,
-        kind="manifest",
-        subject=subject,
-        key=key,
+        "manifest",
+        subject,
+        key,
         api_version=api,
         object_kind=kind,
         gloss=gloss(group, kind, key),
@@ -219,9 +222,9 @@ def _manifest_lines(code: CodeLines) -> list[Fact]:
                 i,
                 m.start("value"),
                 m["value"],
-                kind="manifest",
-                subject=subject,
-                key=paths[i],
+                "manifest",
+                subject,
+                paths[i],
                 api_version=api,
                 object_kind=kind,
                 gloss=gloss(kind, paths[i]),
@@ -271,17 +274,8 @@ def config_facts(code: CodeLines, label: str) -> list[Fact]:
         for n, m in enumerate(pairs):
             env = exported or label == ".env" or (_ENV_KEY.match(m["key"]) is not None and not label)
             subject = f"{label} {record}".strip() if (n or indented) and record else label
-            kind = "env" if env else "config"
-            found = _fact(
-                code,
-                i,
-                m.start("value"),
-                m["value"],
-                kind=kind,
-                subject=subject,
-                key=m["key"],
-                gloss=gloss(label, m["key"]),
-            )
+            kind: FactKind = "env" if env else "config"
+            found = _fact(code, i, m.start("value"), m["value"], kind, subject, m["key"], gloss=gloss(label, m["key"]))
             if found is not None:
                 facts.append(found)
     return facts
@@ -311,16 +305,7 @@ def command_facts(code: CodeLines) -> list[Fact]:
     for i, line in enumerate(code.lines):
         if m := _SBATCH.match(line):
             if m["value"]:
-                found = _fact(
-                    code,
-                    i,
-                    m.start("value"),
-                    m["value"],
-                    kind="flag",
-                    subject="sbatch",
-                    key=m["flag"],
-                    gloss=gloss("sbatch", m["flag"]),
-                )
+                found = _fact(code, i, m.start("value"), m["value"], "flag", "sbatch", m["flag"])
                 facts.extend([found] if found else [])
             continue
         is_prompt = bool(_PROMPT.match(line))
@@ -333,30 +318,12 @@ def command_facts(code: CodeLines) -> list[Fact]:
             continue
         offset = len(line) - len(body)
         for m in _LONG_FLAG.finditer(body):
-            found = _fact(
-                code,
-                i,
-                offset + m.start("value"),
-                m["value"],
-                kind="flag",
-                subject=program,
-                key=m["flag"],
-                gloss=gloss(program, m["flag"]),
-            )
+            found = _fact(code, i, offset + m.start("value"), m["value"], "flag", program, m["flag"])
             facts.extend([found] if found else [])
         for m in _PAIR.finditer(body):
             if m.start() > 0:
-                kind = "env" if _ENV_KEY.match(m["key"]) else "config"
-                found = _fact(
-                    code,
-                    i,
-                    offset + m.start("value"),
-                    m["value"],
-                    kind=kind,
-                    subject=command,
-                    key=m["key"],
-                    gloss=gloss(command, m["key"]),
-                )
+                assigned: FactKind = "env" if _ENV_KEY.match(m["key"]) else "config"
+                found = _fact(code, i, offset + m.start("value"), m["value"], assigned, command, m["key"])
                 facts.extend([found] if found else [])
         continued = line.rstrip().endswith("\\")
     return facts
@@ -395,9 +362,9 @@ def usage_facts(code: CodeLines) -> list[Fact]:
             i,
             column,
             value,
-            kind="flag",
-            subject=program,
-            key=m["flag"],
+            "flag",
+            program,
+            m["flag"],
             description=description,
             default=default["value"] if default else "",
             gloss=gloss(program, m["flag"], " ".join(description.split()[:FACT_KEYS])),
