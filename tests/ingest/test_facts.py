@@ -7,12 +7,17 @@ an index built before facts existed gets them on the next ingest without embeddi
 
 from __future__ import annotations
 
+import doctest
+
 import pytest
 from fakes import FakeEmbeddings
+from paths import SHARED_DOCS
 
+from bench.fact_survey import survey
 from core.contract import Fact, IndexMeta, StoredChunk, dump_facts, load_facts
 from core.settings import Settings
-from ingest import indexer
+from ingest import fact_code, indexer
+from ingest import facts as facts_module
 from ingest.facts import extract_facts
 from ingest.indexer import run_ingest
 from ingest.store import Store
@@ -316,3 +321,16 @@ def test_an_index_built_before_facts_gets_them_without_embedding_again(
     gen = Store.open(settings).current()
     assert gen is not None
     assert any(load_facts(c) for c in gen.all_chunks()[0])
+
+
+def test_doctests_pass() -> None:
+    assert doctest.testmod(facts_module).failed == 0 and doctest.testmod(fact_code).failed == 0
+
+
+@pytest.mark.skipif(not SHARED_DOCS.is_dir(), reason=f"{SHARED_DOCS} not on this machine")
+def test_the_real_corpus_yields_every_kind_with_verbatim_spans() -> None:
+    found, _, chunks = survey(SHARED_DOCS)  # the survey asserts every span itself
+    kinds = {f.kind for doc_facts in found.values() for f in doc_facts}
+    assert kinds == {"manifest", "config", "flag", "param", "cell", "env"} and chunks > 100
+    gres = {(f.subject, f.key, f.value) for f in found["slurm-gres"]}
+    assert ("gres.conf", "AutoDetect", "nvml") in gres
