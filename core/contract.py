@@ -165,7 +165,7 @@ class Fact(BaseModel):
 
 def dump_facts(facts: Sequence[Fact]) -> str:
     """The stored form of a chunk's facts (``StoredChunk.facts``): a JSON list, "" when there are none."""
-    return json.dumps([f.model_dump() for f in facts], ensure_ascii=False) if facts else ""
+    return json.dumps([f.model_dump(exclude_defaults=True) for f in facts], ensure_ascii=False) if facts else ""
 
 
 def load_facts(chunk: StoredChunk) -> list[Fact]:
