@@ -19,11 +19,13 @@ from app.advice.followup import Resolved, resolve_turn
 from app.advice.reader import SituationReader, verdict_for
 from app.advice.verdict import is_selection_question, needs
 from app.answer import refusal
+from app.answer.choose import Choice, choose, settle
 from app.answer.citations import enrich
 from app.answer.compose import compose, is_howto_question, related_lines
 from app.answer.evidence import (
     HOUSEKEEPING,
     Evidence,
+    asks_housekeeping,
     concept_weights,
     followers,
     is_lead_in,
@@ -36,6 +38,7 @@ from app.answer.guard import QuestionError, strip_injection, validate_question
 from app.answer.locate import Located, PartQuery, cover_parts, locate, part_query
 from app.answer.question import analyse
 from app.answer.quotes import lead_and_more
+from app.answer.selector import load as load_selector
 from app.models import (
     Answer,
     Citation,
@@ -74,6 +77,7 @@ class Advisor:
         self.embeddings = embeddings or make_embeddings(settings)
         self.retriever = Retriever(settings, self.embeddings)
         self.reader = SituationReader(self.embeddings)
+        self.selector = load_selector() if settings.answer.selector else None
 
     # --- lifecycle ---------------------------------------------------------------------------
     def warm_up(self) -> None:
@@ -172,6 +176,17 @@ class Advisor:
         text, language, snap, turn, query, passages = self._prepare(question, history, None, "hybrid", {})
         r = self._decide(turn, query, language, passages, snap)
         return Inspection(text, language, passages, r, self._candidates(r, turn, query, language, passages))
+
+    def _choose(self, r: _Reading, turn: Resolved, query: str, language: str, passages: list[Passage]) -> Choice | None:
+        """The fitted selector's reading of this question's candidates (None without a model or passages)."""
+        if self.selector is None or not passages or not query:
+            return None
+        cands = self._candidates(r, turn, query, language, passages)
+        support = self._support(r.evidence, passages, language)
+        return choose(
+            self.selector, cands, r.typed, r.queries, typed_text(turn, query), len(r.missing), support,
+            r.decision.text is None, r.located, asks_housekeeping(turn.focus),
+        )  # fmt: skip
 
     def _candidates(
         self, r: _Reading, turn: Resolved, query: str, language: str, passages: list[Passage]
@@ -295,12 +310,14 @@ class Advisor:
         self, question: str, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
     ) -> Answer:
         r = self._decide(turn, query, language, passages, snap)
+        choice = self._choose(r, turn, query, language, passages)
+        if choice is not None and self.selector is not None and r.situation is None:
+            r.decision = settle(r.decision, choice, self.selector, r.typed, language, snap.known_words)
         if r.decision.text is not None:
             return self._refused(question, r, language, passages, snap)
         verdict, wanted = self._verdict(r.situation, language, snap) if r.situation is not None else (None, [])
-        asked_missing = [
-            r.typed.parts[i].text for i in r.missing if r.typed.parts[i].answer_type in refusal.STRICT_TYPES
-        ]
+        missing = r.missing if choice is None else [i for i in r.missing if i in choice.unvalued]
+        asked_missing = [r.typed.parts[i].text for i in missing if r.typed.parts[i].answer_type in refusal.STRICT_TYPES]
         lists = any(p.answer_type == "list" for p in r.typed.parts)
         draft = compose(
             turn.focus,
@@ -309,11 +326,12 @@ class Advisor:
             r.evidence,
             verdict,
             snap,
-            r.located,
+            r.located if choice is None else choice.located,
             asked_missing,
             wanted,
             r.covering,
             lists,
+            ranked=None if choice is None else choice.ranked,
         )
         if not draft.citations:
             # no quotable evidence at all (e.g. passages that are only a table header): say so, never
@@ -327,7 +345,9 @@ class Advisor:
             more_text=more_text,
             lead=lead,
             more=more,
-            value_line=ValueLine(findings=draft.findings, confidence=1.0) if draft.findings else None,
+            value_line=ValueLine(findings=draft.findings, confidence=1.0 if choice is None else choice.confidence)
+            if draft.findings
+            else None,
             refused=False,
             verdict=draft.verdict,
             question_info=r.typed,

@@ -173,6 +173,12 @@ class AnswerSettings(_Section):
         description="Longest accepted question, in characters.",
         json_schema_extra=_env("MAX_QUESTION_CHARS"),
     )
+    selector: bool = Field(
+        True,
+        description="Use the fitted answer selector (app/answer/selector.json) for the value line, the quote order "
+        "and answer-or-refuse; off, the hand-written rules decide alone (for comparison).",
+        json_schema_extra=_env("ANSWER_SELECTOR"),
+    )
 
 
 class LLMSettings(_Section):

@@ -220,6 +220,7 @@ def compose(
     needs: Sequence[str] = (),
     covering: Sequence[Unit] = (),
     whole_lists: bool = False,
+    ranked: Sequence[ScoredUnit] | None = None,
 ) -> Draft:
     """Build the answer lines from scored units (assumes the caller decided not to refuse).
 
@@ -245,10 +246,14 @@ def compose(
         lines.append(missing_line(missing, language))
     value_units = list(dict.fromkeys(loc.unit for loc in located))
     scores = {s.unit: s.score for s in evidence.scored}
-    first = [ScoredUnit(u, scores.get(u, 1.0)) for u in covering if u not in value_units]
-    rest = [s for s in evidence.scored if s.unit not in value_units and s.unit not in covering]
-    limit = max(MAX_UNITS - len(value_units) - len(first), 2)
-    chosen = first + select_units(rest, limit=limit, units=evidence.units)
+    if ranked is not None:  # the fitted selector's order (app.answer.lead): it covers the parts first
+        chosen = [s for s in ranked if s.unit not in value_units][: max(MAX_UNITS - len(value_units), 2)]
+        scores = {s.unit: s.score for s in ranked}
+    else:
+        first = [ScoredUnit(u, scores.get(u, 1.0)) for u in covering if u not in value_units]
+        rest = [s for s in evidence.scored if s.unit not in value_units and s.unit not in covering]
+        limit = max(MAX_UNITS - len(value_units) - len(first), 2)
+        chosen = first + select_units(rest, limit=limit, units=evidence.units)
     ordered, attached = attach_followers(
         chosen[: MAX_UNITS + 1], evidence.units, is_howto_question(question), scores, whole_lists
     )

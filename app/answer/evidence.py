@@ -149,6 +149,17 @@ HOUSEKEEPING = re.compile(
 )
 
 
+# A question about the project itself (its licence, how to contribute, whom to contact) is answered there.
+_ASKS_HOUSEKEEPING = re.compile(
+    r"licen[cs]e|copyright|contribut|code of conduct|community|contact|security|ライセンス|貢献|コントリビュート|問い合わせ",
+    re.IGNORECASE,
+)
+
+
+def asks_housekeeping(question: str) -> bool:
+    return bool(_ASKS_HOUSEKEEPING.search(question))
+
+
 def is_housekeeping(section: str) -> bool:
     return bool(HOUSEKEEPING.search(section.split(" > ")[-1]))
 

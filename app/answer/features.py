@@ -54,7 +54,11 @@ PART_FEATURES = (
     "p_attr", "p_overall", "p_keys", "p_has_value", "p_n_values", "p_qual", "p_about", "p_located",
     "p_value_type", "p_span_about", "p_attr_empty",
 )  # fmt: skip
-FEATURES = UNIT_FEATURES + PART_FEATURES
+# A pointwise model sees one unit at a time; these say how a unit compares with the other candidates of the
+# same question: its value as a share of the question's best, and its rank (1 / (1 + rank)).
+RELATIVE = ("ev", "lex", "lex_ctx", "p_attr", "p_overall", "p_keys", "dense", "rel", "p_span_about")
+FEATURES = UNIT_FEATURES + PART_FEATURES + tuple(f"{name}_{how}" for name in RELATIVE for how in ("share", "rank"))
+_ABSOLUTE = {name: i for i, name in enumerate(UNIT_FEATURES + PART_FEATURES)}
 
 
 @dataclass(frozen=True)
@@ -132,7 +136,23 @@ def candidates(
         attribute = documented(query.attribute, passages) if query.attribute else {}
         part_rows = [_part_features(i, query, attribute, u, passages, units, question, located) for u in units]
         parts.append(np.hstack([base_matrix, np.asarray(part_rows, dtype=float)]))
-    return Candidates(units, np.stack(parts))
+    return Candidates(units, relative(np.stack(parts)))
+
+
+def relative(matrix: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``matrix`` (parts, units, absolute features) with the RELATIVE features appended, per part.
+
+    >>> n = len(UNIT_FEATURES + PART_FEATURES)
+    >>> relative(np.array([[[2.0] * n, [1.0] * n]]))[0, :, -2:].tolist()
+    [[1.0, 1.0], [0.5, 0.5]]
+    """
+    extra: list[npt.NDArray[np.floating]] = []
+    for name in RELATIVE:
+        column = matrix[:, :, _ABSOLUTE[name]]
+        best = column.max(axis=1, keepdims=True)
+        extra.append(column / np.where(best == 0, 1.0, best))
+        extra.append(1.0 / (1.0 + (-column).argsort(axis=1, kind="stable").argsort(axis=1, kind="stable")))
+    return np.concatenate([matrix, np.stack(extra, axis=2)], axis=2)
 
 
 def _part_features(

@@ -197,6 +197,7 @@ class Decision:
 
     text: str | None = None
     not_stated: NotStated | None = None
+    firm: bool = False  # no question left, or a comparison with something the documents never mention
 
 
 # Value types whose absence is read as "not stated": a unit either states such a value or it does not.
@@ -233,7 +234,7 @@ def decide(
     - Otherwise the support check (weak support, unknown names, figures about unknown things) decides.
     A platform or a question's text is never echoed beyond the names the user typed."""
     if not query:
-        return Decision(refusal_text(language))
+        return Decision(refusal_text(language), firm=True)
     unknown = unknown_names(query, vocabulary)
     value_parts = [i for i, p in enumerate(typed.parts) if p.answer_type in VALUE_TYPES] if typed else []
     figure = asks_for_figure(query) or bool(value_parts)
@@ -243,14 +244,14 @@ def decide(
     if len(unknown) >= 2 and _CHOICE.search(query):
         compared = list(unknown)  # a choice between things the documents never mention
     if compared:
-        return Decision(refusal_text(language, as_written(query, compared)))
+        return Decision(refusal_text(language, as_written(query, compared)), firm=True)
     if situation:
         return Decision()  # a platform choice for a situation the reader understood: the verdict table answers it
     if typed is not None and value_parts:
         strict_missing = [i for i in missing if typed.parts[i].answer_type in STRICT_TYPES]
         quoted = any(p.answer_type in _QUOTED_PARTS for p in typed.parts)
         subject = bool(typed.focus) or any(typed.parts[i].attribute for i in value_parts)  # "how many?" asks nothing
-        if len(strict_missing) == len(value_parts) and subject and not quoted and _focus_known(typed, vocabulary):
+        if len(strict_missing) == len(value_parts) and subject and not quoted and focus_known(typed, vocabulary):
             asked = "; ".join(typed.parts[i].text for i in strict_missing)
             stated = NotStated(asked=asked, focus=typed.focus)
             return Decision(not_stated_text(language, stated), stated)
@@ -267,7 +268,7 @@ def decide(
     return Decision(refusal_text(language, as_written(query, compared)))
 
 
-def _focus_known(typed: TypedQuestion, vocabulary: Collection[str]) -> bool:
+def focus_known(typed: TypedQuestion, vocabulary: Collection[str]) -> bool:
     """The question is about something the documents cover: one of its focus entities is in them, or it
     names none (its words are the documents' words; a name they never use is refused as unknown)."""
     entities = [e for e in typed.focus.split(" · ") if e]

@@ -50,10 +50,21 @@ def test_english_question_gets_cited_answer(advisor: Advisor) -> None:
     assert "512 MB" in answer.answer
     assert answer.citations[0].doc_id == "gateway-en"
     assert answer.citations[0].section == "Installing"
-    # a question for a value opens with the value, cited, then the quote it comes from (bold inside)
+    assert answer.question_info is not None and answer.question_info.answer_type == "quantity"
+    # the unit holding the value leads; the value line opens the answer only when the selector is confident
+    assert answer.lead[0].text == "The control plane needs 512 MB of memory." and answer.lead[0].n == 1
+    if answer.value_line is not None:
+        assert answer.answer.startswith("**Answer:** **512 MB** [1]\nFrom the knowledge base:")
+        assert [(f.value, f.n) for f in answer.findings] == [("512 MB", 1)]
+
+
+def test_without_the_selector_the_rules_open_with_the_value(settings: Settings) -> None:
+    embeddings = FakeEmbeddings()
+    run_ingest(settings, embeddings)
+    rules = settings.model_copy(update={"answer": settings.answer.model_copy(update={"selector": False})})
+    answer = Advisor(rules, embeddings).ask("How much memory does the gateway control plane need?")
     assert answer.answer.startswith("**Answer:** **512 MB** [1]\nFrom the knowledge base:")
     assert "- The control plane needs **512 MB** of memory. [1]" in answer.answer
-    assert answer.question_info is not None and answer.question_info.answer_type == "quantity"
     assert [(f.value, f.n) for f in answer.findings] == [("512 MB", 1)]
 
 
@@ -306,8 +317,9 @@ def test_licence_and_contributing_sections_lose_to_real_content(settings: Settin
     answer = advisor.ask("What does the widget tool need?")
     first = answer.answer.splitlines()[1]
     assert "helper daemon" in first
-    # asked about the licence, the licence section answers
-    assert "Apache" in advisor.ask("What license is the widget tool under?").answer
+    # asked about the licence, the licence section is quoted (a candidate again)
+    licence = advisor.ask("What license is the widget tool under?")
+    assert "Apache" in licence.answer + licence.more_text
 
 
 def test_passages_without_quotable_evidence_are_refused_not_answered_empty(advisor: Advisor) -> None:

@@ -49,10 +49,37 @@ Widgetd keeps its state in etcd and restarts quickly.
 
 @pytest.fixture
 def advisor(settings: Settings) -> Advisor:
+    """The rules alone (the fitted selector off): the value detectors and locate decide the value line."""
+    (settings.index.corpus_dir / "widgets-en.md").write_text(WIDGETS, encoding="utf-8")
+    embeddings = FakeEmbeddings()
+    run_ingest(settings, embeddings)
+    rules = settings.model_copy(update={"answer": settings.answer.model_copy(update={"selector": False})})
+    return Advisor(rules, embeddings)
+
+
+@pytest.fixture
+def fitted(settings: Settings) -> Advisor:
+    """The default: the fitted selector (app/answer/selector.json) picks the quotes and the value line."""
     (settings.index.corpus_dir / "widgets-en.md").write_text(WIDGETS, encoding="utf-8")
     embeddings = FakeEmbeddings()
     run_ingest(settings, embeddings)
     return Advisor(settings, embeddings)
+
+
+def test_the_fitted_selector_leads_with_the_unit_that_holds_the_value(fitted: Advisor) -> None:
+    answer = fitted.ask("What apiVersion does the Widgetd WidgetFlavor use?")
+    assert fitted.selector is not None and not answer.refused
+    assert 1 <= len(answer.lead) <= 3
+    assert any("widgets.example.io/v1beta2" in q.text for q in answer.lead)
+    if answer.value_line is not None:  # shown only when confident enough, and then right
+        assert answer.value_line.confidence >= fitted.selector.value.threshold
+        assert [f.value for f in answer.value_line.findings] == ["widgets.example.io/v1beta2"]
+    assert all(q.score is not None for q in answer.lead if q.role != "value")
+
+
+def test_the_fitted_selector_answers_not_stated_for_a_value_no_document_gives(fitted: Advisor) -> None:
+    answer = fitted.ask("What is the default restart timeout of Widgetd, in seconds?")
+    assert answer.refused and answer.not_stated is not None
 
 
 def test_a_value_in_a_manifest_is_answered_first_from_its_code_line(advisor: Advisor) -> None:

@@ -1,0 +1,157 @@
+"""From the selector's probabilities to an answer's parts (pure): the value line, the lead quotes, the rest.
+
+- Each part asking for a value takes the valued unit (one holding a new value of the part's type) that the
+  unit model ranks first for that part; its value's features go to the value model, whose calibrated
+  probability decides whether the value line shows it.
+- The lead covers the question: each part's best unit first (a two-part question gets the best unit of
+  each), then the best remaining units overall, never a unit that mostly repeats one already chosen or that
+  a chosen lead-in already shows.
+- Whether the documents answer at all is the answerable model's call, over the best probabilities.
+
+    >>> answerable_features([np.array([0.2, 0.9])], 2, ["flag"], 0.8, 0, 0.5, True)[:3].tolist()
+    [0.9, 0.55, 0.8]
+
+Deliberately left out: rendering (``app.answer.quotes``) and features of units (``app.answer.features``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from app.answer.evidence import ScoredUnit, followers
+from app.answer.features import FEATURES, Candidates
+from app.answer.locate import Located, PartQuery
+from app.answer.value_candidates import span_candidates, value_rows
+from app.models import VALUE_TYPES
+from core.text import content_tokens
+
+ANSWERABLE_FEATURES = (
+    "p_max", "p_top3", "p_value", "value_parts", "missing_share", "support", "rules_answer", "units", "quoted_parts",
+)  # fmt: skip
+MAX_QUOTES = 7  # the lead and what is folded under it
+REDUNDANT = 0.7
+_HOUSEKEEPING = FEATURES.index("housekeeping")
+Matrix = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class ValueChoice:
+    """The best value span for one value part, and the value model's calibrated probability that it is right."""
+
+    part: int
+    located: Located
+    probability: float
+
+
+def part_probabilities(cands: Candidates, model: Callable[[Matrix], Matrix]) -> list[Matrix]:
+    """The unit model applied to each part's feature rows."""
+    return [np.asarray(model(cands.matrix[i])) for i in range(cands.matrix.shape[0])] if cands.units else []
+
+
+def value_choices(
+    cands: Candidates,
+    probs: Sequence[Matrix],
+    queries: Sequence[PartQuery],
+    question: str,
+    value_model: Callable[[Matrix], Matrix],
+    located: Sequence[Located] = (),
+) -> list[ValueChoice]:
+    """For each value part, the span the value model rates best among its candidates."""
+    out = []
+    for i, query in enumerate(queries):
+        if query.part.answer_type not in VALUE_TYPES or i >= len(probs):
+            continue
+        kept, rows = value_rows(span_candidates(cands, i, query, question, located), probs[i], query.part.answer_type)
+        if not kept:
+            continue
+        p = value_model(rows)
+        best = int(np.argmax(p))
+        unit = cands.units[kept[best].unit]
+        found = Located(i, unit, kept[best].span, float(probs[i][kept[best].unit]), query.part.answer_type)
+        out.append(ValueChoice(i, found, float(p[best])))
+    return out
+
+
+def answerable_features(
+    probs: Sequence[Matrix],
+    units: int,
+    part_types: Sequence[str],
+    best_value: float,
+    missing: int,
+    support: float,
+    rules_answer: bool,
+) -> Matrix:
+    """What the answerable model reads: the best unit probabilities, the best value's, how many value parts the
+    question has and how many of them the value detectors found nothing for, the retrieval support, and
+    whether the rules would answer."""
+    best = np.max(np.stack(probs), axis=0) if probs and units else np.zeros(0)
+    top = np.sort(best)[::-1]
+    value_parts = sum(1 for t in part_types if t in VALUE_TYPES)
+    quoted = sum(1 for t in part_types if t in ("procedure", "reason", "list", "comparison"))
+    return np.asarray(
+        [
+            float(top[0]) if len(top) else 0.0,
+            float(top[:3].mean()) if len(top) else 0.0,
+            best_value,
+            float(value_parts),
+            missing / value_parts if value_parts else 0.0,
+            support,
+            float(rules_answer),
+            math.log1p(units),
+            float(quoted),
+        ]
+    )
+
+
+def choose_quotes(
+    cands: Candidates,
+    probs: Sequence[npt.NDArray[np.float64]],
+    first: Sequence[int] = (),
+    limit: int = MAX_QUOTES,
+    housekeeping_ok: bool = False,
+) -> list[ScoredUnit]:
+    """The quotes in reading order: ``first`` (the value units), each part's best unit, then the best overall.
+    A project's housekeeping (contributing, licence, contacts) is no candidate unless the question asks for it."""
+    if not probs or not cands.units:
+        return []
+    if not housekeeping_ok:
+        housekeeping = cands.matrix[0][:, _HOUSEKEEPING] > 0
+        probs = [np.where(housekeeping, -1.0, p) for p in probs]
+    overall = np.max(np.stack(probs), axis=0)
+    order: list[int] = list(dict.fromkeys(first))
+    for p in probs:
+        best = int(np.argmax(p))
+        if best not in order:
+            order.append(best)
+    order += [int(i) for i in np.argsort(-overall) if int(i) not in order]
+    chosen: list[ScoredUnit] = []
+    kept: list[set[str]] = []
+    shown: set[object] = set()
+    code = False
+    for i in order:
+        unit = cands.units[i]
+        if len(chosen) >= limit or overall[i] < 0:
+            break
+        if unit in shown or (unit.kind == "heading" and not followers(unit, cands.units)):
+            continue
+        if unit.kind == "code" and code:
+            continue
+        words = set(content_tokens(unit.text))
+        if any(_overlap(words, other) >= REDUNDANT for other in kept):
+            continue
+        code = code or unit.kind == "code"
+        kept.append(words)
+        chosen.append(ScoredUnit(unit, float(overall[i])))
+        shown.update(followers(unit, cands.units))
+    return chosen
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    if not a or not b:
+        return float(a == b)
+    return len(a & b) / min(len(a), len(b))

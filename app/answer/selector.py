@@ -1,0 +1,143 @@
+"""The fitted answer selector (numpy only): candidate features → probabilities, read from a reviewable JSON file.
+
+``selector.json`` beside this module holds three fitted models and the thresholds chosen for them, written by
+``python -m evals.fit`` (which names the question files it was fitted on and the dev split that chose the
+thresholds):
+
+- ``unit``: gradient-boosted trees; the probability that a unit answers the question (fitted on units labelled
+  by the key-fact groups of the training questions);
+- ``value``: gradient-boosted trees over a part's value spans (``app.answer.value_candidates``); the
+  probability that a value is right — the value line shows the best one only above ``threshold`` (chosen on
+  dev for precision);
+- ``answerable``: a logistic model over the question's candidates; the calibrated probability that the
+  documents answer the question at all — below ``threshold`` a typed question is answered "not stated".
+
+    >>> tree = {"feature": [0, -1, -1], "threshold": [0.5, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1],
+    ...         "value": [0.0, -1.0, 1.0]}
+    >>> Trees(0.0, 1.0, [tree]).raw(np.array([[0.2], [0.9]])).tolist()
+    [-1.0, 1.0]
+
+Deliberately left out: fitting (scikit-learn stays out of the app) and the features (``app.answer.features``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+MODEL_PATH = Path(__file__).with_name("selector.json")
+FORMAT = "slurm-k8s-advisor/selector@1"
+
+Matrix = npt.NDArray[np.float64]
+
+
+def sigmoid(x: Matrix) -> Matrix:
+    return np.asarray(1.0 / (1.0 + np.exp(-np.clip(x, -30, 30))), dtype=float)
+
+
+@dataclass(frozen=True)
+class Trees:
+    """A boosted ensemble of regression trees on the log-odds scale (scikit-learn's layout, as lists)."""
+
+    init: float
+    rate: float
+    trees: list[dict[str, list[Any]]]
+    threshold: float = 0.5
+
+    def raw(self, x: Matrix) -> Matrix:
+        out = np.full(len(x), self.init, dtype=float)
+        rows = np.arange(len(x))
+        for tree in self.trees:
+            feature, threshold = np.asarray(tree["feature"]), np.asarray(tree["threshold"], dtype=float)
+            left, right, value = np.asarray(tree["left"]), np.asarray(tree["right"]), np.asarray(tree["value"])
+            node = np.zeros(len(x), dtype=int)
+            while True:
+                inner = left[node] >= 0
+                if not inner.any():
+                    break
+                f = np.where(inner, feature[node], 0)
+                go_left = x[rows, f] <= threshold[node]
+                node = np.where(inner, np.where(go_left, left[node], right[node]), node)
+            out += self.rate * value[node]
+        return out
+
+    def probability(self, x: Matrix) -> Matrix:
+        return sigmoid(self.raw(x))
+
+
+@dataclass(frozen=True)
+class Logistic:
+    """A logistic model on standardised features, with the decision threshold chosen on dev data."""
+
+    features: list[str]
+    mean: list[float]
+    scale: list[float]
+    coef: list[float]
+    intercept: float
+    threshold: float
+
+    def probability(self, x: Matrix) -> Matrix:
+        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
+        return sigmoid(z @ np.asarray(self.coef) + self.intercept)
+
+
+@dataclass(frozen=True)
+class Selector:
+    features: list[str]
+    unit: Trees
+    value: Trees
+    answerable: Logistic
+    meta: dict[str, Any]
+
+    def unit_probability(self, x: Matrix) -> Matrix:
+        if len(x) == 0:
+            return np.zeros(0)
+        return self.unit.probability(x)
+
+
+def from_dict(data: dict[str, Any]) -> Selector:
+    if data.get("format") != FORMAT:
+        raise ValueError(f"selector model: expected format {FORMAT!r}, got {data.get('format')!r}")
+    return Selector(
+        features=list(data["features"]),
+        unit=_trees(data["unit"]),
+        value=_trees(data["value"]),
+        answerable=_logistic(data["answerable"]),
+        meta={k: v for k, v in data.items() if k not in ("unit", "value", "answerable", "features")},
+    )
+
+
+def _trees(data: dict[str, Any]) -> Trees:
+    return Trees(float(data["init"]), float(data["rate"]), list(data["trees"]), float(data.get("threshold", 0.5)))
+
+
+def _logistic(data: dict[str, Any]) -> Logistic:
+    return Logistic(
+        list(data["features"]),
+        [float(v) for v in data["mean"]],
+        [float(v) or 1.0 for v in data["scale"]],
+        [float(v) for v in data["coef"]],
+        float(data["intercept"]),
+        float(data["threshold"]),
+    )
+
+
+@lru_cache(maxsize=4)
+def load(path: Path = MODEL_PATH) -> Selector | None:
+    """The fitted selector, or None when no model file exists yet (the rules then decide alone)."""
+    if not path.exists():
+        return None
+    return from_dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def check_features(selector: Selector, names: Sequence[str]) -> None:
+    """The model was fitted on these features, in this order (a stale model file is an error, not noise)."""
+    if list(names) != selector.features:
+        raise ValueError("selector.json was fitted on other features: rerun `python -m evals.fit`")

@@ -1,0 +1,326 @@
+"""Fit the answer selector: `python -m evals.fit` → app/answer/selector.json (reviewable JSON, never a pickle).
+
+1. Every question of the train and dev splits (``evals/splits.toml``) is put through the answer step
+   (``Advisor.inspect``): its candidate units with their features. A unit is a positive when one of the
+   question's key-fact groups matches what the answer would show of it (a code line's window, a lead-in with
+   what it announces).
+2. The unit model (gradient-boosted trees) is fitted on train, with 5-fold cross-validation grouped by
+   question for its figures (top-1, MRR, top-3 covering every key fact) and for the out-of-fold
+   probabilities the next two models are fitted on.
+3. The value model (logistic) learns whether the best valued unit's value is right; the answerable model
+   (logistic) whether the documents answer the question at all.
+4. Thresholds are chosen on dev: the value line's, the lowest that keeps dev precision ≥ ``--precision``; the
+   answerable one, the one that makes the fewest wrong answer-or-refuse decisions on dev.
+The test split is never read here.
+
+Deliberately left out: searching hyper-parameters (a few fixed, conservative ones; dev decides features).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import pickle
+import sys
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.ensemble import GradientBoostingClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GroupKFold
+
+from app.answer.evidence import followers
+from app.answer.features import FEATURES
+from app.answer.lead import ANSWERABLE_FEATURES, answerable_features
+from app.answer.selector import FORMAT, MODEL_PATH
+from app.answer.value_candidates import VALUE_FEATURES, SpanCandidate, span_candidates, value_rows
+from app.models import VALUE_TYPES, Turn
+from core.units import code_window
+from evals.golden import GoldenCase, compile_pattern, load_split, split_files
+
+Matrix = np.ndarray[Any, np.dtype[np.float64]]
+TREES = {"n_estimators": 200, "max_depth": 3, "learning_rate": 0.08, "subsample": 0.8, "random_state": 0}
+VALUE_TREES = {"n_estimators": 150, "max_depth": 3, "learning_rate": 0.08, "subsample": 0.8, "random_state": 0}
+
+
+@dataclass
+class CaseData:
+    """One question's candidates, labels and what the value and answerable models need."""
+
+    id: str
+    refuse: bool
+    matrix: Matrix  # (parts, units, features)
+    labels: Matrix  # (units,) 1.0 when a key-fact group matches the unit
+    groups: list[set[int]]  # per unit: the key-fact groups it matches
+    n_groups: int
+    spans: dict[int, list[SpanCandidate]] = field(default_factory=dict)  # value part → its value candidates
+    span_right: dict[int, list[bool]] = field(default_factory=dict)  # value part → each candidate matches a group
+    part_types: list[str] = field(default_factory=list)
+    support: float = 0.0
+    rules_answer: bool = False
+    missing: int = 0
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def collect(cases: list[GoldenCase], progress: bool = True) -> list[CaseData]:
+    from app.answer.guard import QuestionError
+    from app.pipeline import Advisor
+    from core.settings import load_settings
+
+    advisor = Advisor(load_settings())
+    advisor.warm_up()
+    out = []
+    for n, case in enumerate(cases, 1):
+        if progress and n % 50 == 0:
+            print(f"  {n}/{len(cases)}", file=sys.stderr)
+        try:
+            seen = advisor.inspect(case.question, [Turn(role="user", content=h) for h in case.history])
+        except QuestionError:
+            continue
+        cands, r = seen.candidates, seen.reading
+        units = cands.units
+        groups = []
+        for u in units:
+            shown = code_window(u, units) if u.kind == "code_line" else f"{u.text}\n{u.quote}"
+            shown += "\n" + "\n".join(f.text for f in followers(u, units))
+            text = _norm(shown)
+            groups.append(
+                {g for g, alts in enumerate(case.must_include) if any(compile_pattern(p).search(text) for p in alts)}
+            )
+        data = CaseData(
+            case.id, case.refuse, cands.matrix, np.asarray([float(bool(g)) for g in groups]), groups,
+            len(case.must_include), part_types=[q.part.answer_type for q in r.queries],
+            support=advisor.support_of(r.evidence, seen.passages, seen.language),
+            rules_answer=r.decision.text is None, missing=len(r.missing),
+        )  # fmt: skip
+        for i, query in enumerate(r.queries):
+            if query.part.answer_type not in VALUE_TYPES or not units:
+                continue
+            spans = span_candidates(cands, i, query, seen.question, r.located)
+            data.spans[i] = spans
+            data.span_right[i] = [
+                not case.refuse
+                and any(compile_pattern(p).search(_norm(c.span.text)) for g in case.must_include for p in g)
+                for c in spans
+            ]
+        out.append(data)
+    return out
+
+
+def cached(split: str, folder: Path | None) -> list[CaseData]:
+    """A split's collected candidates, from a local cache when the index, the question files and the features are
+    those it was collected with (refitting then takes seconds, not minutes). The cache is a scratch file of this
+    machine, never the model."""
+    cases = load_split(split)
+    if folder is None:
+        return collect(cases)
+    from app.answer.value_candidates import STATIC
+    from core.settings import load_settings
+    from ingest.store import Store
+
+    info = Store.open(load_settings()).info()
+    key = hashlib.sha256(
+        json.dumps([info.generation if info else "", FEATURES, STATIC, [c.model_dump() for c in cases]]).encode()
+    ).hexdigest()[:16]
+    path = folder / f"{split}-{key}.pickle"
+    if path.exists():
+        with path.open("rb") as fh:
+            return list(pickle.load(fh))
+    data = collect(cases)
+    folder.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        pickle.dump(data, fh)
+    return data
+
+
+def unit_rows(data: list[CaseData]) -> tuple[Matrix, Matrix, np.ndarray[Any, np.dtype[np.int64]]]:
+    xs, ys, gs = [], [], []
+    for k, d in enumerate(data):
+        if not len(d.labels):
+            continue
+        xs.append(d.matrix.max(axis=0))
+        ys.append(d.labels)
+        gs.append(np.full(len(d.labels), k))
+    return np.vstack(xs), np.concatenate(ys), np.concatenate(gs)
+
+
+def probabilities(model: Any, d: CaseData) -> list[Matrix]:
+    return [model.predict_proba(d.matrix[i])[:, 1] for i in range(d.matrix.shape[0])] if len(d.labels) else []
+
+
+def ranking_figures(data: list[CaseData], probs: list[list[Matrix]]) -> dict[str, float]:
+    """Top-1, MRR and top-3 cover on answerable cases with at least one positive unit."""
+    top1, rr, cover = [], [], []
+    for d, p in zip(data, probs, strict=True):
+        if d.refuse or not d.labels.any():
+            continue
+        best = np.max(np.stack(p), axis=0)
+        order = np.argsort(-best, kind="stable")
+        top1.append(float(d.labels[order[0]] > 0))
+        rank = int(np.flatnonzero(d.labels[order] > 0)[0]) + 1
+        rr.append(1.0 / rank)
+        covered = set().union(*(d.groups[int(i)] for i in order[:3]))
+        cover.append(float(len(covered) == d.n_groups))
+    return {"cases": len(top1), "top1": _mean(top1), "mrr": _mean(rr), "top3_cover": _mean(cover)}
+
+
+def _mean(values: list[float]) -> float:
+    return round(float(np.mean(values)), 4) if values else 0.0
+
+
+def value_data(data: list[CaseData], probs: list[list[Matrix]]) -> list[tuple[Matrix, Matrix]]:
+    """Per value part of every case: its candidates' feature rows and whether each is right."""
+    out = []
+    for d, p in zip(data, probs, strict=True):
+        for i, spans in d.spans.items():
+            kept, rows = value_rows(spans, p[i], d.part_types[i])
+            if kept:
+                index = {id(c): n for n, c in enumerate(spans)}
+                out.append((rows, np.asarray([float(d.span_right[i][index[id(c)]]) for c in kept])))
+    return out
+
+
+def best_values(parts: list[tuple[Matrix, Matrix]], model: Any) -> tuple[Matrix, Matrix]:
+    """Per value part: the value model's best candidate's probability, and whether it is right."""
+    chosen = []
+    for rows, right in parts:
+        p = model.predict_proba(rows)[:, 1]
+        best = int(np.argmax(p))
+        chosen.append((p[best], right[best]))
+    return np.asarray([c[0] for c in chosen]), np.asarray([c[1] for c in chosen])
+
+
+def answerable_rows(data: list[CaseData], probs: list[list[Matrix]], value: Any) -> tuple[Matrix, Matrix]:
+    xs, ys = [], []
+    for d, p in zip(data, probs, strict=True):
+        best_value = 0.0
+        for i, spans in d.spans.items():
+            kept, rows = value_rows(spans, p[i], d.part_types[i])
+            if kept:
+                best_value = max(best_value, float(value.predict_proba(rows)[:, 1].max()))
+        row = answerable_features(p, d.matrix.shape[1], d.part_types, best_value, d.missing, d.support, d.rules_answer)
+        xs.append(row)
+        ys.append(float(not d.refuse))
+    return np.asarray(xs), np.asarray(ys)
+
+
+def logistic(x: Matrix, y: Matrix, names: tuple[str, ...]) -> tuple[LogisticRegression, dict[str, Any]]:
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=1.0, max_iter=2000).fit((x - mean) / scale, y)
+    return model, {
+        "features": list(names), "mean": mean.round(6).tolist(), "scale": scale.round(6).tolist(),
+        "coef": model.coef_[0].round(6).tolist(), "intercept": round(float(model.intercept_[0]), 6),
+    }  # fmt: skip
+
+
+def apply_logistic(spec: dict[str, Any], x: Matrix) -> Matrix:
+    z = (x - np.asarray(spec["mean"])) / np.asarray(spec["scale"])
+    return np.asarray(1 / (1 + np.exp(-(z @ np.asarray(spec["coef"]) + spec["intercept"]))))
+
+
+def precision_threshold(p: Matrix, y: Matrix, target: float) -> tuple[float, float, float]:
+    """The lowest threshold whose precision (on these cases) is ≥ target: (threshold, precision, coverage)."""
+    best = (1.01, 0.0, 0.0)
+    for t in sorted(set(np.round(p, 4)), reverse=True):
+        shown = p >= t
+        if shown.sum() < 5:
+            continue
+        precision = float(y[shown].mean())
+        if precision >= target:
+            best = (float(t), precision, float(shown.mean()))
+    return best
+
+
+def decision_threshold(p: Matrix, y: Matrix) -> tuple[float, float]:
+    """The threshold with the fewest wrong answer-or-refuse decisions: (threshold, accuracy)."""
+    candidates = sorted(set(np.round(p, 4)))
+    scored = [(float(((p >= t) == (y > 0)).mean()), -t, t) for t in candidates]
+    acc, _, t = max(scored)
+    return float(t), acc
+
+
+def trees_json(model: GradientBoostingClassifier, params: dict[str, Any] = TREES) -> dict[str, Any]:
+    prior = float(np.clip(model.init_.class_prior_[1], 1e-6, 1 - 1e-6))
+    trees = []
+    for (estimator,) in model.estimators_:
+        t = estimator.tree_
+        trees.append({
+            "feature": t.feature.tolist(), "threshold": np.round(t.threshold, 6).tolist(),
+            "left": t.children_left.tolist(), "right": t.children_right.tolist(),
+            "value": np.round(t.value[:, 0, 0], 6).tolist(),
+        })  # fmt: skip
+    return {"kind": "gradient-boosted trees", "init": round(float(np.log(prior / (1 - prior))), 6),
+            "rate": model.learning_rate, "params": params, "trees": trees}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evals.fit", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=MODEL_PATH)
+    parser.add_argument("--cache", type=Path, default=Path(".cache/fit"), help="scratch cache of collected candidates")
+    parser.add_argument("--precision", type=float, default=0.9, help="value-line precision to hold on dev")
+    args = parser.parse_args(argv)
+    started = time.time()
+    train, dev = (cached(name, args.cache) for name in ("train", "dev"))
+    x, y, groups = unit_rows(train)
+    oof: list[list[Matrix]] = [[] for _ in train]
+    index = {k: n for n, k in enumerate(sorted(set(groups.tolist())))}
+    for fold, (fit_idx, _) in enumerate(GroupKFold(n_splits=5).split(x, y, groups)):
+        model = GradientBoostingClassifier(**TREES).fit(x[fit_idx], y[fit_idx])
+        held = set(groups.tolist()) - set(groups[fit_idx].tolist())
+        for k in held:
+            oof[k] = probabilities(model, train[k])
+        print(f"fold {fold + 1}/5 fitted", file=sys.stderr)
+    for k, d in enumerate(train):
+        if not len(d.labels):
+            oof[k] = []
+    del index
+    unit = GradientBoostingClassifier(**TREES).fit(x, y)
+    dev_probs = [probabilities(unit, d) for d in dev]
+    cv, on_dev = ranking_figures(train, oof), ranking_figures(dev, dev_probs)
+    train_values = value_data(train, oof)
+    vx = np.vstack([rows for rows, _ in train_values])
+    vy = np.concatenate([right for _, right in train_values])
+    value = GradientBoostingClassifier(**VALUE_TREES).fit(vx, vy)
+    dvp, dvy = best_values(value_data(dev, dev_probs), value)
+    t_value, v_precision, v_coverage = precision_threshold(dvp, dvy, args.precision)
+    value_spec = {**trees_json(value, VALUE_TREES), "features": list(VALUE_FEATURES), "threshold": t_value}
+    ax, ay = answerable_rows(train, oof, value)
+    _, answer_spec = logistic(ax, ay, ANSWERABLE_FEATURES)
+    dax, day = answerable_rows(dev, dev_probs, value)
+    t_answer, a_accuracy = decision_threshold(apply_logistic(answer_spec, dax), day)
+    answer_spec["threshold"] = t_answer
+    report = {
+        "unit_cv_train": cv, "unit_dev": on_dev,
+        "value_dev": {"threshold": t_value, "precision": round(v_precision, 4), "coverage": round(v_coverage, 4),
+                      "candidates": len(dvy), "right_if_all_shown": round(float(dvy.mean()), 4) if len(dvy) else 0.0},
+        "answerable_dev": {"threshold": t_answer, "accuracy": round(a_accuracy, 4), "cases": len(day)},
+    }  # fmt: skip
+    model_json = {
+        "format": FORMAT,
+        "command": "python -m evals.fit",
+        "train": [p.name for p in split_files("train")],
+        "dev (thresholds)": [p.name for p in split_files("dev")],
+        "fitted": time.strftime("%Y-%m-%d"),
+        "figures": report,
+        "features": list(FEATURES),
+        "unit": trees_json(unit),
+        "value": value_spec,
+        "answerable": answer_spec,
+    }
+    args.out.write_text(json.dumps(model_json, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+    print(f"wrote {args.out} in {time.time() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
