@@ -202,7 +202,7 @@ class Advisor:
 
     def _selection(self, turn: Resolved) -> bool:
         """A platform choice: the fitted decision on this turn, weighing the conversation it continues."""
-        return self.reader.asks_platform(turn.focus, turn.earlier if turn.context or turn.reframed else ())
+        return self.reader.asks_platform(turn.focus, turn.history)
 
     def _typed(self, turn: Resolved, query: str, snap: Snapshot) -> TypedQuestion:
         focus = strip_injection(turn.focus) if turn.context else query
@@ -240,7 +240,11 @@ class Advisor:
         located, missing = locate(typed, queries, typed_text(turn, query), evidence, passages)
         covering = cover_parts(queries, located, evidence, passages)
         strength = self._support(evidence, passages, language)
-        situation = self.reader.situation(turn.focus, turn.earlier) if typed.answer_type == "selection" else None
+        situation = (
+            self.reader.situation(turn.focus, self.reader.selection_turns(turn.history))
+            if typed.answer_type == "selection"
+            else None
+        )
         decision = refusal.decide(
             query, language, strength, snap.known_words, typed, missing, len(located), situation=bool(situation)
         )

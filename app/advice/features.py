@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from app.advice.verdict import choice_cues
-from app.answer.question import cued_types
+from app.answer.question import cued_types, focus_entities
 from core.situation import Candidate, candidates, clauses, facets
 from core.text import content_tokens, normalize
 
@@ -120,11 +120,25 @@ SELECTION_FEATURES = [
     "followup",
     "sim_choice",
     "tokens",
+    "factual_question_word",
+    "identifier",
+    "facets_read",
 ]
+# A question word asking for a fact or a procedure ("when does…", "how do I…", "何がある", "どうやって",
+# "にはどうする"), not for a choice ("what should we…", "what would you suggest").
+_FACT_WORD = re.compile(
+    r"\b(when|where|who|why|how (do|does|did|can|to|many|much|often|long)|what (is|are|was|does|do|happens|apiversion"
+    r"|version|command|flag|option|field|key|value|year)|which (flag|option|command|field|key|file|version|annotation"
+    r"|label|namespace|crd|feature gate|daemon|plugin|environment variable))\b"
+    r"|何(が|を|で|回|台|人|年|秒)|いつ|どうやって|どう(書|設定|確認|指定|やる|やれ)|には(どう|何)|コマンド|オプション|フラグ",
+    re.I,
+)
 _VALUE = {"api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name"}
 
 
-def selection_features(question: str, earlier_selection: bool, followup: bool, sim_choice: float = 0.0) -> np.ndarray:
+def selection_features(
+    question: str, earlier_selection: bool, followup: bool, sim_choice: float = 0.0, facets_read: int = 0
+) -> np.ndarray:
     """The asks-for-a-platform features of one turn (``SELECTION_FEATURES`` order)."""
     cues = choice_cues(question)
     types = set(cued_types(question))
@@ -144,6 +158,9 @@ def selection_features(question: str, earlier_selection: bool, followup: bool, s
             float(followup),
             sim_choice,
             float(np.log1p(len(content_tokens(question)))),
+            float(bool(_FACT_WORD.search(question))),
+            float(bool(focus_entities(question, ()))),
+            float(facets_read),
         ],
         dtype=float,
     )

@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from app.advice.frame import reframe
+from app.advice.frame import new_thing, reframe
 
 _CUE = re.compile(
     r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that|in that case|what if|suppose"
@@ -54,6 +54,7 @@ class Resolved:
     context: str  # the earlier question it leans on, with replaced names removed ("" when it stands alone)
     earlier: tuple[str, ...] = ()  # the earlier user questions, oldest first, when the turn leans on them
     reframed: bool = False  # the focus is the previous question asked again about the turn's new thing
+    history: tuple[str, ...] = ()  # every earlier user question, oldest first (a selection conversation)
 
     @property
     def question(self) -> str:
@@ -100,13 +101,15 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
     context, last = "", ""
     for earlier in previous_questions:
         context = _join(context, earlier, names)
-        last = reframe(earlier, last, names) or earlier  # the earlier turn as it was read
+        # the earlier turn as it was read; an ellipsis nothing could be put into leaves the frame as it was
+        last = reframe(earlier, last, names) or (last if last and new_thing(earlier) else earlier)
     rewritten = reframe(question, last, names) if last else None
+    history = tuple(previous_questions)
     if rewritten:
-        return Resolved(rewritten, "", tuple(previous_questions), reframed=True)
+        return Resolved(rewritten, "", history, reframed=True, history=history)
     if context and is_followup(question):
-        return Resolved(question.strip(), _without_replaced(context, question, names), tuple(previous_questions))
-    return Resolved(question.strip(), "")
+        return Resolved(question.strip(), _without_replaced(context, question, names), history, history=history)
+    return Resolved(question.strip(), "", history=history)
 
 
 def resolve(question: str, previous_questions: Sequence[str]) -> str:

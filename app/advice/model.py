@@ -138,10 +138,17 @@ def _nearest_clause(text: str, facet: str, value: str, scores: ValueScores | Non
 
 
 def asks_platform(
-    model: SituationModel, question: str, earlier_selection: bool, followup: bool, sim_choice: float | None
+    model: SituationModel,
+    question: str,
+    earlier_selection: bool,
+    followup: bool,
+    sim_choice: float | None,
+    scores: ValueScores | None = None,
 ) -> float:
-    """The probability that ``question`` asks which platform to use (``sim_choice`` None: no embedder)."""
-    x = selection_features(question, earlier_selection, followup, sim_choice or 0.0)
+    """The probability that ``question`` asks which platform to use (``sim_choice`` None: no embedder;
+    ``scores`` the embedder's value similarities for reading its facets)."""
+    facets_read = len(read(question, model, scores).readings)
+    x = selection_features(question, earlier_selection, followup, sim_choice or 0.0, facets_read)
     return float(model.selection.probabilities(x if sim_choice is not None else model.selection.neutral(x))[1])
 
 

@@ -121,6 +121,10 @@ class SituationReader:
         q = np.asarray(self.embeddings.embed_query(question))
         return float(cosine_rows(choice, q).max() - cosine_rows(fact, q).max())
 
+    def selection_turns(self, history: Sequence[str]) -> list[str]:
+        """The earlier questions of a conversation that asked for a platform (their situation carries over)."""
+        return [q for i, q in enumerate(history) if self.asks_platform(q, history[:i])]
+
     def asks_platform(self, question: str, earlier: Sequence[str] = ()) -> bool:
         """Does this turn ask which platform to use? The fitted decision (a turn continuing a conversation
         that asked for one weighs that), else the wording baseline."""
@@ -131,11 +135,14 @@ class SituationReader:
             )
         threshold = fitted.selection.threshold
 
-        def sim(q: str) -> float | None:
-            return self.choice_similarity(q) if self._same_embedder(fitted) else None
+        same = self._same_embedder(fitted)
+        scores = self.value_scores if same else None
 
-        before = any(model.asks_platform(fitted, q, False, False, sim(q)) >= threshold for q in earlier)
-        return model.asks_platform(fitted, question, before, bool(earlier), sim(question)) >= threshold
+        def sim(q: str) -> float | None:
+            return self.choice_similarity(q) if same else None
+
+        before = any(model.asks_platform(fitted, q, False, False, sim(q), scores) >= threshold for q in earlier)
+        return model.asks_platform(fitted, question, before, bool(earlier), sim(question), scores) >= threshold
 
     def situation(self, question: str, earlier: Sequence[str] = ()) -> Situation:
         """The conversation's situation: earlier questions in order, then the new turn's facets override."""

@@ -15,7 +15,9 @@ NAMES = {"Kueue", "Volcano", "KAI Scheduler", "Pyxis", "Enroot"}
     [
         ("And Volcano?", "Volcano"),
         ("What about for KAI Scheduler?", "KAI Scheduler"),
-        ("what about the default?", "the default"),
+        ("what about the default?", "default"),
+        ("and Kubernetes'?", "Kubernetes"),
+        ("Slurmのほうのアップグレードは？", "Slurmのアップグレード"),
         ("Volcanoだと？", "Volcano"),
         ("じゃあKAI Schedulerの場合は？", "KAI Scheduler"),
         # a turn that asks or states something of its own is not an ellipsis
@@ -47,6 +49,40 @@ def test_new_thing(question: str, thing: str | None) -> None:
         # across languages: an English follow-up to a Japanese question, and the other way round
         ("KueueでGPUクォータを設定するCRDの名前は？", "And Volcano?", "VolcanoでGPUクォータを設定するCRDの名前は？"),
         ("How do I request two GPUs for a job in Slurm?", "k8sだと？", "How do I request two GPUs for a job in k8s?"),
+        # a platform replaces the platform, not another product of the question
+        (
+            "Soperatorが対応してるSlurmのバージョンは？",
+            "じゃあKubernetesのほうは？",
+            "Soperatorが対応してるKubernetesのバージョンは？",
+        ),
+        # a product's "XのY" replaces the previous product's "AのB"
+        (
+            "記事だとKubernetesのマイナーリリースって年に何回？",
+            "Slurmのほうのアップグレードは？",
+            "記事だとSlurmのアップグレードって年に何回？",
+        ),
+        # a new thing sharing a word with the previous question replaces as many of its words
+        (
+            "Which sbatch option requests GPUs per node in Slurm?",
+            "and per task?",
+            "Which sbatch option requests GPUs per task in Slurm?",
+        ),
+        (
+            "In the KAI topology example, how many GPUs does Zone A have?",
+            "and Zone B?",
+            "In the KAI topology example, how many GPUs does Zone B have?",
+        ),
+        (
+            "treeトポロジで、リーフスイッチの最大数を指定するオプションは？",
+            "blockトポロジの場合は？",
+            "blockトポロジで、リーフスイッチの最大数を指定するオプションは？",
+        ),
+        # the other end of a scale
+        (
+            "What's the minimum Kubernetes version for Slinky?",
+            "And the maximum?",
+            "What's the maximum Kubernetes version for Slinky?",
+        ),
         # an identifier replaces the previous identifier
         ("What is the default of MaxArraySize in slurm.conf?", "And MaxJobCount?", None),
         # a value type is asked of the previous subject
@@ -76,6 +112,12 @@ def test_resolve_turn_uses_the_frame_and_chains() -> None:
     # the chain keeps the frame: the second turn was read as the Volcano question, the third replaces Volcano
     assert turn.reframed and turn.focus == "Which apiVersion do KAI Scheduler Topology objects use?"
     assert turn.question == turn.focus and turn.query == turn.focus
+
+
+def test_an_ellipsis_nothing_fits_keeps_the_frame() -> None:
+    history = ["Which Slurm TopologyPlugin models ring networks?", "and a 3D torus?"]
+    turn = resolve_turn("And a dragonfly network?", history, NAMES)
+    assert turn.reframed and turn.focus == "Which Slurm TopologyPlugin models dragonfly network?"
 
 
 def test_resolve_turn_shows_a_leaning_followup_with_its_context() -> None:
