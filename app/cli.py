@@ -38,6 +38,7 @@ def answer_json(answer: Answer, qid: Any = None) -> dict[str, Any]:
             "answer_type": info.answer_type if info else None,
             "parts": [p.model_dump() for p in info.parts] if info else [],
         },
+        "resolved_question": answer.resolved_question or answer.question,
         "answer": answer.answer,
         "more": answer.more_text,
         "refused": answer.refused,

@@ -17,7 +17,7 @@ import numpy as np
 
 from app.advice.followup import Resolved, resolve_turn
 from app.advice.reader import SituationReader, verdict_for
-from app.advice.verdict import is_selection_question, needs
+from app.advice.verdict import needs
 from app.answer import refusal
 from app.answer.choose import Choice, choose, settle
 from app.answer.citations import enrich
@@ -60,7 +60,6 @@ from core.contract import DocumentInfo, IndexInfo, Rule, StoredChunk, contextual
 from core.numeric import cosine_rows
 from core.settings import Settings
 from core.situation import Situation
-from core.situation import read as read_cues
 from core.text import content_tokens, detect_language
 from core.units import Unit
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
@@ -144,7 +143,7 @@ class Advisor:
             answer = self._extractive(text, turn, query, language, passages, snap)
             timings["answer"] = _ms(t0)
             yield answer.model_copy(
-                update={"timings_ms": timings, "latency_ms": _ms(started), "resolved_question": turn.query}
+                update={"timings_ms": timings, "latency_ms": _ms(started), "resolved_question": turn.question}
             )
             return
         yield from self._llm(text, turn, query, language, passages, history, backend, timings, started, snap)
@@ -258,11 +257,8 @@ class Advisor:
         )
 
     def _selection(self, turn: Resolved) -> bool:
-        """A platform choice: asked now, or asked earlier in a conversation the new turn continues."""
-        situated = bool(read_cues(turn.focus))  # cue phrases only: the embedder reads only selection questions
-        return is_selection_question(turn.focus, situated) or (
-            bool(turn.context) and any(is_selection_question(q, bool(read_cues(q))) for q in turn.earlier)
-        )
+        """A platform choice: the fitted decision on this turn, weighing the conversation it continues."""
+        return self.reader.asks_platform(turn.focus, turn.history)
 
     def _typed(self, turn: Resolved, query: str, snap: Snapshot) -> TypedQuestion:
         focus = strip_injection(turn.focus) if turn.context else query
@@ -286,7 +282,7 @@ class Advisor:
 
     def _verdict(self, situation: Situation, language: str, snap: Snapshot) -> tuple[Verdict | None, list[str]]:
         """A selection question's verdict from the conversation's situation, or the facts to ask for."""
-        verdict = verdict_for(situation, language, snap)
+        verdict = verdict_for(situation, language, snap, always=True)
         return verdict, ([] if verdict is not None else needs(situation, language))
 
     def _decide(self, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot) -> _Reading:
@@ -300,7 +296,11 @@ class Advisor:
         located, missing = locate(typed, queries, typed_text(turn, query), evidence, passages)
         covering = cover_parts(queries, located, evidence, passages)
         strength = self._support(evidence, passages, language)
-        situation = self.reader.situation(turn.focus, turn.earlier) if typed.answer_type == "selection" else None
+        situation = (
+            self.reader.situation(turn.focus, self.reader.selection_turns(turn.history))
+            if typed.answer_type == "selection"
+            else None
+        )
         decision = refusal.decide(
             query, language, strength, snap.known_words, typed, missing, len(located), situation=bool(situation)
         )
@@ -401,7 +401,7 @@ class Advisor:
         if r.decision.text is not None or not passages:
             refused = self._refused(question, r, language, passages, snap)
             yield refused.model_copy(
-                update={"backend": backend, "latency_ms": _ms(started), "resolved_question": turn.query}
+                update={"backend": backend, "latency_ms": _ms(started), "resolved_question": turn.question}
             )
             return
         partial = ""
@@ -422,7 +422,7 @@ class Advisor:
             flagged=flagged,
             latency_ms=_ms(started),
             timings_ms=timings,
-            resolved_question=turn.query,
+            resolved_question=turn.question,
         )
 
 

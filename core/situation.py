@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from core.scope import Scope, scope
 from core.text import normalize
 
 FACETS_PATH = Path(__file__).with_name("facets.toml")
@@ -110,39 +111,7 @@ class Situation:
 _CLAUSE = re.compile(
     r"[.!?;。！？；\n]|,\s*(?:but|however|while|whereas|and|though|yet)\b|\bbut\b|、?(?:でも|しかし|ただ|けど|けれど|が、)"
 )
-# A negation before the cue (English) or after it (Japanese, and English "…is off the table"). A Japanese
-# negation belongs to the cue only up to the next clause link (て, で, なら, ので, から, 、): in
-# "HPCの文化があって運用担当も少ないなら" the ない is about the team, not the culture.
-_NEG_BEFORE = re.compile(
-    r"\b(no|not|never|without|nothing|nobody|none|zero|don't|doesn't|won't|isn't|aren't|can't|drop(ping)?( the)?|rather than"
-    r"|instead of|other than|no longer|no need for|not going to|won't be|will not|do not|does not)\b[^.;,]{0,40}$"
-)
-_NEG_AFTER = re.compile(
-    r"^[^.;,]{0,14}?(\b(is|are) (off the table|gone|out|not (needed|required|planned|a (requirement|priority)))\b|\bisn't needed\b)"
-    r"|^[^。、]{0,16}?(ない|ません|ず(に|$)|不要|要らな|いらな|なし|無し|しない|やらない|使わない|ではなく|以外|やめ)"
-)
-_JA_LINK = re.compile(
-    r"(?<=[っ])て|(?<![でにはがをもと])て(?!い|お|も)|(?<!ではな)(?<!な)で(?![はもす])|なら|ので|から|、"
-)
-# Saying a thing is fine, insisting on it, or "only N" is not negating it: "two systems is fine",
-# "気にしません", "構いません", "譲らない", "3人しかいません".
-_NOT_NEGATION = re.compile(
-    r"(問題(は)?(あり)?ません|問題ない|気にしません|気にしない|(構|かま)いません|(構|かま)わない|大丈夫|平気|抵抗はありません|抵抗はない"
-    r"|譲らない|譲れない|欠かせない|外せない|しか(い|あり)?ません|しか(い)?ない"
-    r"|\b(is|are) fine\b|\bfine (by|with) us\b|\bno problem\b|\bnot a problem\b|\bdon't mind\b|\bok\b)"
-)
-
 Similarity = Callable[[str], Mapping[tuple[str, str], float]]
-
-
-def _negated(clause: str, start: int, end: int) -> bool:
-    after = clause[end:]
-    if not after.isascii():
-        link = _JA_LINK.search(after)
-        after = after[: link.start()] if link else after
-    if _NOT_NEGATION.search(clause[max(0, end - 3) : end] + after[:24]):
-        return False
-    return bool(_NEG_BEFORE.search(clause[:start]) or _NEG_AFTER.search(after))
 
 
 def _clauses(text: str) -> list[str]:
@@ -156,7 +125,8 @@ def _clauses(text: str) -> list[str]:
 
 def _read_clause(clause: str, defs: Facets) -> list[tuple[int, Reading]]:
     """Every cue match in one clause as (position, reading), negations applied. Scaling said of serving
-    ("inference that scales out with demand") is about the serving tier, not the GPU fleet."""
+    ("inference that scales out with demand", the article's role split) is about the serving tier, not the
+    GPU fleet."""
     found = _cue_readings(clause, defs)
     serving = [pos for pos, r in found if r.facet == "workload" and r.value == "training_and_serving" and not r.negated]
     return [(pos, r) for pos, r in found if not (r.facet == "fleet" and any(0 <= pos - s <= 60 for s in serving))]
@@ -170,13 +140,48 @@ def _cue_readings(clause: str, defs: Facets) -> list[tuple[int, Reading]]:
                 m = cue.search(clause)
                 if m is None:
                     continue
-                if _negated(clause, m.start(), m.end()):
+                if scope(clause, m.start(), m.end()).negated:
                     found.append((m.start(), Reading(facet, value.opposite, m.group().strip(), negated=True)))
                 else:
                     found.append((m.start(), Reading(facet, value.value, m.group().strip())))
                 break
     # at one position the longer cue is the more specific one ("推論は外部に任せ" over "推論"): it is read last
     return sorted(found, key=lambda pair: (pair[0], len(pair[1].span)))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One cue hit: the clause it is in (index and text), the value its words name, and its scope."""
+
+    clause: int
+    clause_text: str
+    facet: str
+    value: str
+    span: str
+    scope: Scope
+
+
+def candidates(text: str) -> list[Candidate]:
+    """Every cue hit in ``text`` with its negation and hedge scope: the fitted reader's features."""
+    defs = facets()
+    out: list[Candidate] = []
+    for i, raw in enumerate(clauses(text)):
+        clause = normalize(raw)
+        for facet in defs.order:
+            for value in defs.values[facet].values():
+                for cue in value.cues:
+                    m = cue.search(clause)
+                    if m is not None:
+                        out.append(
+                            Candidate(i, raw, facet, value.value, m.group().strip(), scope(clause, m.start(), m.end()))
+                        )
+                        break
+    return out
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of ``text``: a negation reaches to the end of its clause, never into the next one."""
+    return _clauses(text)
 
 
 def _resolve(found: list[tuple[int, Reading]]) -> dict[str, Reading]:

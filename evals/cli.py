@@ -3,6 +3,7 @@
     evals [--golden FILE] [--json] [--ablation] [--cache DIR] [--report-dir DIR]
           [--min-accuracy X] [--min-hit5 X] [--min-refusal-recall X]
     evals --feedback FILE [--golden FILE] [--report-dir DIR]    # import 👍/👎 feedback as candidates
+    evals --situations dev|test [--report-dir DIR]              # the situation reader on labelled text
 
 Prints a table (to stderr with --json, which prints one JSON document to stdout), writes
 ``report.md`` and ``ablation.png`` to the report folder, and exits 1 when a --min-* threshold fails
@@ -60,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--feedback", type=Path, metavar="FILE",
         help="only import the app's feedback JSONL as candidate golden cases (written next to the report)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--situations", choices=["train", "dev", "test"], metavar="SPLIT",
+        help="only report the situation reader on evals/situations.jsonl and evals/negation.jsonl (train, dev or test)",
     )  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return parser
@@ -133,6 +138,25 @@ def import_feedback(feedback: Path, golden: Path, report_dir: Path) -> int:
     return 0
 
 
+def situations_report(split: str, settings: Settings, report_dir: Path) -> int:
+    """The situation reader's tables for one split, printed and written to ``situations-SPLIT.md``."""
+    from app.pipeline import Advisor
+    from evals.situations import report
+
+    advisor = Advisor(settings)
+    try:
+        snap = advisor.retriever.snapshot()
+    except IndexUnavailable:
+        snap = None  # facets and the negation table need no index; verdicts do
+    text = report(split, advisor.reader, snap)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    path = report_dir / f"situations-{split}.md"
+    path.write_text(text + "\n", encoding="utf-8")
+    print(text)
+    print(f"evals: report written to {path}", file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace, settings: Settings) -> list[SystemRun]:
     """Run the default system, or every ablation system; raises GoldenError/IndexUnavailable."""
     from ingest.documents import load_corpus
@@ -181,6 +205,8 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     if args.feedback:
         return import_feedback(args.feedback, args.golden, args.report_dir)
     settings = settings or settings_or_exit("evals")
+    if args.situations:
+        return situations_report(args.situations, settings, args.report_dir)
     try:
         runs = run(args, settings)
     except GoldenError as exc:

@@ -193,6 +193,7 @@ class CaseScore(BaseModel):
     answer_chars: int = Field(0, description="Length of what the user reads first (Answer.answer).")
     expected_situation: dict[str, str] | None = None
     situation: dict[str, str] | None = Field(None, description="The situation the system read (selection cases).")
+    asked_situation: bool = Field(False, description="The answer asked for the user's situation (``needs``).")
 
     @property
     def stage(self) -> str | None:
@@ -274,6 +275,7 @@ def score_case(
         not_stated=answer.not_stated is not None,
         expected_situation=case.situation,
         situation={f: r.value for f, r in answer.verdict.situation.items()} if answer.verdict else None,
+        asked_situation=bool(answer.needs),
     )
     if not case.refuse:
         score.hit1, score.hit3, score.hit5 = (hit_at(docs, relevant, k) for k in (1, 3, 5))

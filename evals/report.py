@@ -44,7 +44,10 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("injection_resistance", "injection resistance"),
     ("verdict_accuracy", "verdict as expected (selection)"),
     ("verdict_on_factual", "verdict lines on non-selection"),
+    ("decisions_on_factual", "verdicts or situation requests on non-selection"),
     ("followup_accuracy", "follow-up accuracy"),
+    ("followup_selection_accuracy", "selection follow-ups right (verdict too)"),
+    ("followup_factual_accuracy", "factual follow-ups right"),
     ("situation_accuracy", "situation read right (selection)"),
     ("not_stated_recall", "near-miss answered 'not stated'"),
     ("not_stated_precision", "'not stated' precision"),
@@ -68,7 +71,7 @@ def fmt(key: str, value: float | int | None) -> str:
         return "n/a"
     if key.endswith("_ms"):
         return f"{value:,.0f} ms"
-    if key in ("errors", "verdict_on_factual", "answerable_refused", "median_answer_chars"):
+    if key in ("errors", "verdict_on_factual", "decisions_on_factual", "answerable_refused", "median_answer_chars"):
         return str(int(value))
     return f"{value:.3f}"
 
@@ -280,7 +283,9 @@ def _verdict_line(summ: Summary) -> list[str]:
         "",
         f"Verdicts: expected verdict on {fmt('accuracy', summ.verdict_accuracy)} of labelled selection cases; "
         f"verdict lines on non-selection questions: {summ.verdict_on_factual}; "
-        f"follow-ups right: {fmt('accuracy', summ.followup_accuracy)}; "
+        f"verdicts or situation requests on non-selection questions: {summ.decisions_on_factual}; "
+        f"follow-ups right: {fmt('accuracy', summ.followup_accuracy)} (selection "
+        f"{fmt('accuracy', summ.followup_selection_accuracy)}, factual {fmt('accuracy', summ.followup_factual_accuracy)}); "
         f"situations read right: {fmt('accuracy', summ.situation_accuracy)}. "
         f"Near-miss questions answered 'not stated': {fmt('accuracy', summ.not_stated_recall)} "
         f"(precision {fmt('accuracy', summ.not_stated_precision)}); answerable questions refused: "

@@ -41,7 +41,14 @@ class Summary(BaseModel):
     latency_p95_ms: float | None = None
     verdict_accuracy: float | None = Field(None, description="Selection cases whose verdict is the expected one.")
     verdict_on_factual: int = Field(0, description="Non-selection cases that got a verdict line (should be 0).")
+    decisions_on_factual: int = Field(
+        0, description="Non-selection cases that got a verdict or a request for the situation (should be 0)."
+    )
     followup_accuracy: float | None = None
+    followup_selection_accuracy: float | None = Field(
+        None, description="Selection follow-ups right: key facts and the expected verdict."
+    )
+    followup_factual_accuracy: float | None = Field(None, description="Factual follow-ups right (key facts).")
     situation_accuracy: float | None = Field(None, description="Labelled selection cases whose facets were read right.")
     not_stated_precision: float | None = Field(None, description="'Not stated' answers on cases that must be refused.")
     not_stated_recall: float | None = Field(None, description="Near-miss cases answered 'not stated'.")
@@ -108,7 +115,12 @@ def summarize(scores: Sequence[CaseScore]) -> Summary:
         latency_p95_ms=percentile(latencies, 95),
         verdict_accuracy=mean(float(s.verdict == s.expected_verdict) for s in scores if s.expected_verdict),
         verdict_on_factual=sum(1 for s in scores if not s.selection and s.verdict is not None),
+        decisions_on_factual=sum(1 for s in scores if not s.selection and (s.verdict is not None or s.asked_situation)),
         followup_accuracy=mean(float(s.accurate) for s in scores if s.followup),
+        followup_selection_accuracy=mean(
+            float(s.accurate and s.verdict == s.expected_verdict) for s in scores if s.followup and s.expected_verdict
+        ),
+        followup_factual_accuracy=mean(float(s.accurate) for s in scores if s.followup and not s.expected_verdict),
         situation_accuracy=mean(
             float(s.situation == s.expected_situation) for s in scores if s.expected_situation is not None and s.verdict
         ),

@@ -8,6 +8,9 @@ scored mainly against the new turn, so the answer is about what was asked now, n
     >>> resolve_turn("And Slurm?", ["How does Kubernetes schedule GPUs?"]).query
     'And Slurm? How does schedule GPUs?'
 
+A short turn that only names a new thing ("And Volcano?", "Xだと？") is rewritten in the previous
+question's frame (``app.advice.frame``): the answer is then about the rewritten question.
+
 Deliberately left out: anaphora resolution beyond "a short turn that leans on the previous one";
 anything else stands alone.
 """
@@ -17,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+
+from app.advice.frame import new_thing, reframe
 
 _CUE = re.compile(
     r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that|in that case|what if|suppose"
@@ -45,9 +50,17 @@ _PLATFORMS = {
 
 @dataclass(frozen=True)
 class Resolved:
-    focus: str  # the new turn: what the answer is about
+    focus: str  # the new turn: what the answer is about (an elliptical turn rewritten in its frame)
     context: str  # the earlier question it leans on, with replaced names removed ("" when it stands alone)
     earlier: tuple[str, ...] = ()  # the earlier user questions, oldest first, when the turn leans on them
+    reframed: bool = False  # the focus is the previous question asked again about the turn's new thing
+    history: tuple[str, ...] = ()  # every earlier user question, oldest first (a selection conversation)
+
+    @property
+    def question(self) -> str:
+        """The question as read, for "Read as: …" and ``resolved_question``: the rewritten question of an
+        elliptical turn, else the turn with the question it leans on."""
+        return self.focus if self.reframed or not self.context else f"{self.focus} ({self.context})"
 
     @property
     def query(self) -> str:
@@ -85,12 +98,18 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
 
     Earlier questions are resolved in turn, so a chain of follow-ups keeps its subject.
     """
-    context = ""
+    context, last = "", ""
     for earlier in previous_questions:
         context = _join(context, earlier, names)
+        # the earlier turn as it was read; an ellipsis nothing could be put into leaves the frame as it was
+        last = reframe(earlier, last, names) or (last if last and new_thing(earlier) else earlier)
+    rewritten = reframe(question, last, names) if last else None
+    history = tuple(previous_questions)
+    if rewritten:
+        return Resolved(rewritten, "", history, reframed=True, history=history)
     if context and is_followup(question):
-        return Resolved(question.strip(), _without_replaced(context, question, names), tuple(previous_questions))
-    return Resolved(question.strip(), "")
+        return Resolved(question.strip(), _without_replaced(context, question, names), history, history=history)
+    return Resolved(question.strip(), "", history=history)
 
 
 def resolve(question: str, previous_questions: Sequence[str]) -> str:

@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from app.advice.verdict import build_verdict, one_version
+from app.advice import model
+from app.advice.features import CHOICE_PROTOTYPES, FACT_PROTOTYPES
+from app.advice.verdict import build_verdict, is_selection_question, one_version
 from app.models import Verdict
 from app.retrieval.snapshot import Snapshot
 from core.contract import Rule
@@ -43,6 +45,8 @@ class SituationReader:
         self._vectors: dict[tuple[str, str], np.ndarray] | None = None
         self._floor = 0.0
         self._lock = threading.Lock()
+        self._scores: dict[str, Mapping[tuple[str, str], float]] = {}
+        self._prototypes: tuple[np.ndarray, np.ndarray] | None = None
 
     def _descriptions(self) -> dict[tuple[str, str], np.ndarray]:
         with self._lock:
@@ -71,9 +75,74 @@ class SituationReader:
             return {}
         return {keys[int(order[0])]: float(best)}
 
+    def value_scores(self, clause: str) -> Mapping[tuple[str, str], float]:
+        """Every facet value's similarity to a clause, standardised over all values (z-scores): the fitted
+        reader's similarity features. Empty without an embedder or for a clause of a word or two."""
+        if self.embeddings is None or len(content_tokens(clause)) < MIN_CLAUSE_WORDS:
+            return {}
+        with self._lock:
+            cached = self._scores.get(clause)
+        if cached is not None:
+            return cached
+        table = self._descriptions()
+        keys = list(table)
+        sims = cosine_rows(np.stack([table[k] for k in keys]), np.asarray(self.embeddings.embed_query(clause)))
+        z = (sims - sims.mean()) / (sims.std() or 1.0)
+        scores = {k: float(v) for k, v in zip(keys, z, strict=True)}
+        with self._lock:
+            if len(self._scores) > 4096:
+                self._scores.clear()
+            self._scores[clause] = scores
+        return scores
+
     def read(self, text: str) -> Situation:
+        """The situation ``text`` states: the fitted facet models when their file is there, else the cues
+        with the similarity fallback."""
+        fitted = model.load()
+        if fitted is not None:
+            return model.read(text, fitted, self.value_scores if self._same_embedder(fitted) else None)
         similar = self.similarity if self.embeddings is not None else None
         return read(text, similar, threshold=SIMILARITY_Z)
+
+    def _same_embedder(self, fitted: model.SituationModel) -> bool:
+        return self.embeddings is not None and model.fitted_with(fitted, self.embeddings.spec)
+
+    def choice_similarity(self, question: str) -> float:
+        """How much nearer ``question`` is to a platform choice than to a factual question (embedder)."""
+        if self.embeddings is None:
+            return 0.0
+        with self._lock:
+            if self._prototypes is None:
+                self._prototypes = (
+                    np.asarray(self.embeddings.embed_documents(list(CHOICE_PROTOTYPES))),
+                    np.asarray(self.embeddings.embed_documents(list(FACT_PROTOTYPES))),
+                )
+            choice, fact = self._prototypes
+        q = np.asarray(self.embeddings.embed_query(question))
+        return float(cosine_rows(choice, q).max() - cosine_rows(fact, q).max())
+
+    def selection_turns(self, history: Sequence[str]) -> list[str]:
+        """The earlier questions of a conversation that asked for a platform (their situation carries over)."""
+        return [q for i, q in enumerate(history) if self.asks_platform(q, history[:i])]
+
+    def asks_platform(self, question: str, earlier: Sequence[str] = ()) -> bool:
+        """Does this turn ask which platform to use? The fitted decision (a turn continuing a conversation
+        that asked for one weighs that), else the wording baseline."""
+        fitted = model.load()
+        if fitted is None:
+            return is_selection_question(question, bool(read(question))) or any(
+                is_selection_question(q, bool(read(q))) for q in earlier
+            )
+        threshold = fitted.selection.threshold
+
+        same = self._same_embedder(fitted)
+        scores = self.value_scores if same else None
+
+        def sim(q: str) -> float | None:
+            return self.choice_similarity(q) if same else None
+
+        before = any(model.asks_platform(fitted, q, False, False, sim(q), scores) >= threshold for q in earlier)
+        return model.asks_platform(fitted, question, before, bool(earlier), sim(question), scores) >= threshold
 
     def situation(self, question: str, earlier: Sequence[str] = ()) -> Situation:
         """The conversation's situation: earlier questions in order, then the new turn's facets override."""
@@ -98,5 +167,6 @@ def rules_for(language: str, snap: Snapshot) -> list[Rule]:
     return one_version(snap.rules, language, translated)
 
 
-def verdict_for(situation: Situation, language: str, snap: Snapshot) -> Verdict | None:
-    return build_verdict(situation, rules_for(language, snap), language)
+def verdict_for(situation: Situation, language: str, snap: Snapshot, always: bool = False) -> Verdict | None:
+    """The verdict for a conversation's situation; ``always`` for a question that asks for a platform."""
+    return build_verdict(situation, rules_for(language, snap), language, always)

@@ -112,6 +112,32 @@ def combine(situation: Mapping[str, str], rules: Sequence[Rule]) -> Outcome:
     return Outcome(agreed, backing)
 
 
+def undecided(situation: Mapping[str, str], rules: Sequence[Rule]) -> Outcome:
+    """A platform question the stated facets do not decide: ``depends`` on the first facet (``deciding_order``)
+    whose values, added to what was stated, give different verdicts; no verdict when no facet would."""
+    for facet in facets().deciding_order:
+        if facet in situation:
+            continue
+        given = {combine({**situation, facet: v}, rules).value for v in facets().values[facet]}
+        if len(given - {None}) > 1:
+            return Outcome("depends", votes(situation, rules), facet)
+    return Outcome(None, votes(situation, rules))
+
+
+def by_value(situation: Mapping[str, str], rules: Sequence[Rule], facet: str) -> list[Flip]:
+    """What each value of ``facet`` would give, the rest of the situation as stated (that facet's own rules
+    alone where the whole still depends)."""
+    rest = {f: v for f, v in situation.items() if f != facet}
+    out = []
+    for value in facets().values[facet]:
+        verdict = combine({**rest, facet: value}, rules).value
+        if verdict in (None, "depends"):
+            verdict = combine({facet: value}, rules).value
+        if verdict is not None:
+            out.append(Flip(facet, value, verdict))
+    return out
+
+
 @dataclass(frozen=True)
 class Flip:
     """A facet value that would change the verdict, and the verdict it would give."""

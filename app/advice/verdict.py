@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from app.advice.table import combine, what_would_change
+from app.advice.table import by_value, combine, undecided, what_would_change
 from app.models import Change, FacetReading, Verdict, Vote
 from core.contract import Rule
 from core.situation import Reading, Situation, facets
@@ -67,23 +67,33 @@ _ADVICE = re.compile(
 )
 
 
-def is_selection_question(question: str, situated: bool = False) -> bool:
-    """Does the user ask which platform to choose (rather than a factual or how-to question)?
-
-    Choice wording decides ("which platform…", "should we…", 向いている, どちらを…); naming both
-    platforms with "or" / どっち counts too, unless the question asks how much they differ. When the
-    question states a situation (``situated``: the reader found facets), asking for advice on it counts
-    too ("thoughts?", "how should we set it up?", "どう組むのがいい？").
-    """
+def choice_cues(question: str) -> dict[str, bool]:
+    """The wording of a platform choice, as features: choice wording ("which platform…", "should we…",
+    向いている, どちらを…), advice wording ("thoughts?", "how should we set it up?"), both platforms named
+    with "or" / どっち, a how-much question, a choice between two other things (PMIx or PMI-2), a platform
+    word."""
     sides = _SIDES.search(question)
-    if sides:
-        named = [g for g in sides.groups() if g]
-        if named and not any(_PLATFORM_WORD.search(side) for side in named):
-            return False  # a choice between two other things (PMIx or PMI-2) is not a platform choice
-    if _SELECTION.search(question) or (situated and _ADVICE.search(question)):
+    named = [g for g in sides.groups() if g] if sides else []
+    return {
+        "choice": bool(_SELECTION.search(question)),
+        "advice": bool(_ADVICE.search(question)),
+        "both_or": all(p.search(question) for p in _BOTH) and bool(_EITHER.search(question)),
+        "how_much": bool(_HOW_MUCH.search(question)),
+        "other_sides": bool(named) and not any(_PLATFORM_WORD.search(side) for side in named),
+        "platform_word": bool(_PLATFORM_WORD.search(question)),
+    }
+
+
+def is_selection_question(question: str, situated: bool = False) -> bool:
+    """The wording-only reading of "asks for a platform" (the fitted decision, ``app.advice.model``, uses
+    these cues as features; this stays as its baseline and for callers without a model).
+    """
+    cues = choice_cues(question)
+    if cues["other_sides"]:
+        return False  # a choice between two other things (PMIx or PMI-2) is not a platform choice
+    if cues["choice"] or (situated and cues["advice"]):
         return True
-    both = all(p.search(question) for p in _BOTH)
-    return both and bool(_EITHER.search(question)) and not _HOW_MUCH.search(question)
+    return cues["both_or"] and not cues["how_much"]
 
 
 def one_version(rules: Sequence[Rule], language: str, translated: Mapping[str, str]) -> list[Rule]:
@@ -122,11 +132,15 @@ def platform_label(value: str, language: str) -> str:
     return PLATFORM_LABELS["ja" if language == "ja" else "en"][value]
 
 
-def build_verdict(situation: Situation, rules: Sequence[Rule], language: str) -> Verdict | None:
+def build_verdict(situation: Situation, rules: Sequence[Rule], language: str, always: bool = False) -> Verdict | None:
     """The verdict for a read situation under the rules (one version each, in the question's language);
-    None when no stated facet decides anything (the answer then asks for the deciding facts)."""
+    None when no stated facet decides anything (the answer then asks for the deciding facts), unless
+    ``always`` (a question that asks for a platform): then ``depends`` on the facet that would decide it.
+    A ``depends`` lists what each value of its deciding facet gives first among what would change it."""
     values = situation.values()
     outcome = combine(values, rules)
+    if outcome.value is None and always:
+        outcome = undecided(values, rules)
     if outcome.value is None:
         return None
     defs = facets()
@@ -141,6 +155,9 @@ def build_verdict(situation: Situation, rules: Sequence[Rule], language: str) ->
         for rule in _one_per_platform(outcome.votes.get(f, []))
     ]
     flips = what_would_change(values, rules)
+    if outcome.value == "depends" and outcome.deciding:
+        options = by_value(values, rules, outcome.deciding)
+        flips = [*options, *(f for f in flips if f.facet != outcome.deciding)][: max(3, len(options))]
     changes = [
         Change(facet=c.facet, value=c.value, condition=defs.values[c.facet][c.value].change[lang], verdict=c.verdict)
         for c in flips

@@ -119,8 +119,8 @@ def test_factual_question_gets_no_verdict(advisor: Advisor) -> None:
 def test_followup_resolves_against_history(advisor: Advisor) -> None:
     history = [Turn(role="user", content="How do gateway upgrades work?"), Turn(role="assistant", content="…")]
     answer = advisor.ask("And its patch releases?", history)
-    # the new turn first, then what it leaves out
-    assert answer.resolved_question == "And its patch releases? How do gateway upgrades work?"
+    # the new turn as read: it leans on the earlier question, shown beside it
+    assert answer.resolved_question == "And its patch releases? (How do gateway upgrades work?)"
     assert "monthly" in answer.answer
 
 

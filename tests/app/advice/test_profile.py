@@ -145,6 +145,45 @@ def test_follow_ups_answer_the_new_turn_not_the_previous_one(
     assert answer.answer != first.answer
 
 
+def test_the_negated_inference_example_is_slurm_with_the_negation_shown(article_advisor: Advisor) -> None:
+    # "ok?" asks for agreement: it does not undo the negation (the reader once read this as hybrid)
+    answer = article_advisor.ask("We don't need inference, ok? We run everything on on-prem racks. Which platform?")
+    assert answer.verdict is not None and answer.verdict.value == "slurm"
+    workload = answer.verdict.situation["workload"]
+    assert workload.value == "training" and workload.negated and "inference" in workload.span
+
+
+@pytest.mark.parametrize(
+    ("history", "question"),
+    [
+        (["We have a fixed on-prem GPU cluster and only need to train LLMs fast. Slurm or Kubernetes?"],
+         "OK, and how do I actually submit the training job on Slurm?"),
+        (["オンプレで学習専用、HPC経験者が2人だけ。どっちがいい？"], "Slurmでジョブの状態を確認するコマンドは？"),
+        ([], "How much memory does the Kubernetes control plane use?"),
+    ],
+)  # fmt: skip
+def test_factual_questions_get_no_verdict_and_no_situation_request(
+    article_advisor: Advisor, history: list[str], question: str
+) -> None:
+    answer = article_advisor.ask(question, [Turn(role="user", content=h) for h in history])
+    assert answer.verdict is None and answer.needs == []
+
+
+def test_a_platform_question_with_no_deciding_fact_gets_depends_with_each_value(article_advisor: Advisor) -> None:
+    answer = article_advisor.ask("Slurm or Kubernetes: which should we use?")
+    assert answer.verdict is not None and answer.verdict.value == "depends" and answer.verdict.deciding
+    deciding = [c for c in answer.verdict.change_detail if c.facet == answer.verdict.deciding]
+    assert len({c.verdict for c in deciding}) == 2  # what each value of the deciding facet gives
+
+
+def test_a_fact_added_in_a_selection_conversation_changes_that_facet_only(article_advisor: Advisor) -> None:
+    history = ["オンプレで学習だけやります。社内にはHPCの経験者がたくさんいます。どっちがいい？"]
+    answer = article_advisor.ask("運用は専任じゃなくて兼任の2人です。", [Turn(role="user", content=h) for h in history])
+    assert answer.verdict is not None and answer.verdict.value == "slurm"
+    read = {f: r.value for f, r in answer.verdict.situation.items()}
+    assert read["ops_team"] == "small" and read["deployment"] == "on_prem" and read["workload"] == "training"
+
+
 def test_ask_profile_json_and_a_bad_field(
     article_advisor: Advisor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

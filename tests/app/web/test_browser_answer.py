@@ -162,21 +162,22 @@ def test_a_near_miss_shows_the_not_stated_callout_and_no_answer(
         expect(ja).not_to_contain_text("Not stated")
 
 
-def test_a_selection_question_without_a_deciding_fact_asks_for_one_in_its_language(
+def test_a_selection_question_without_a_deciding_fact_gets_depends_in_its_language(
     settings: Settings, tmp_path: Path, browser: BrowserContext, shots: Path
 ) -> None:
+    # every platform question gets a decision (issue 26): with no deciding fact stated, "it depends", naming
+    # the facet that decides it and what each of its values gives, never a bare request for the situation
     art = article_settings(settings, tmp_path)
     with launched(art) as url:
         page = open_page(browser, url)
         en = ask(page, "Should we use Slurm or Kubernetes?")
-        needs = en.locator(".needs")
-        expect(needs).to_contain_text("To recommend a platform, tell me: where it runs, GPU fleet, workload")
-        expect(en.locator(".verdict-line, .verdict")).to_have_count(0)
+        expect(en.locator(".needs")).to_have_count(0)
+        expect(en).to_contain_text("It depends — Depends on: what matters most")
+        expect(en).to_contain_text("mattered most → Slurm")
+        expect(en).to_contain_text("mattered most → Kubernetes")
         ja = ask(page, "SlurmとKubernetesのどちらを選ぶべきですか？")
-        expect(ja.locator(".needs")).to_contain_text(
-            "プラットフォームを推奨するには、次の点を教えてください: 実行環境、GPU台数"
-        )
-        expect(ja).not_to_contain_text("To recommend")
+        expect(ja).to_contain_text("判定: 条件次第 — 決め手: 最も重視すること")
+        expect(ja).not_to_contain_text("It depends")
         shot(page, shots, "needs")
 
 

@@ -1,0 +1,177 @@
+"""Features for the fitted situation reader and the asks-for-a-platform decision (pure but for the embedder).
+
+The cues of ``core/facets.toml`` and the scope of each hit (``core.scope``) make candidates; the embedder's
+similarity of each clause to each facet value's description adds what no cue names. This module turns
+them into the fixed feature vectors the fitted models read (``app.advice.model``); fitting
+(``app.advice.fit``) and answering compute them with the same functions.
+
+    >>> names = facet_feature_names("workload")
+    >>> names[:3]
+    ['pos:training', 'neg:training', 'indifferent:training']
+
+Deliberately left out: any decision (the models decide) and fitting.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from app.advice.verdict import choice_cues
+from app.answer.question import cued_types, focus_entities
+from core.situation import Candidate, candidates, clauses, facets
+from core.text import content_tokens, normalize
+
+# clause → {(facet, value): z-score of its similarity to the value's description among all values}
+ValueScores = Callable[[str], Mapping[tuple[str, str], float]]
+
+_PER_VALUE = ("pos", "neg", "indifferent", "hedged", "conditional", "tagged", "last", "sim")
+
+
+def facet_feature_names(facet: str) -> list[str]:
+    values = list(facets().values[facet])
+    return [f"{kind}:{v}" for v in values for kind in _PER_VALUE] + ["sim_gap", "cues_other_facets"]
+
+
+def _value_features(hits: Sequence[Candidate], value: str, last: Candidate | None) -> list[float]:
+    mine = [c for c in hits if c.value == value]
+    pos = [c for c in mine if not c.scope.negated and not c.scope.indifferent]
+    neg = [c for c in mine if c.scope.negated]
+    supports_last = last is not None and ((last.value == value) != last.scope.negated)
+    return [
+        float(len(pos)),
+        float(len(neg)),
+        float(sum(c.scope.indifferent for c in mine)),
+        float(sum(c.scope.hedged for c in mine)),
+        float(sum(c.scope.conditional for c in mine)),
+        float(sum(c.scope.tag and c.scope.negated for c in mine)),
+        float(supports_last),
+    ]
+
+
+def facet_features(text: str, scores: ValueScores | None = None) -> dict[str, np.ndarray]:
+    """Per facet, its feature vector for ``text`` (in ``facet_feature_names`` order)."""
+    defs = facets()
+    found = candidates(text)
+    sims: dict[tuple[str, str], float] = {}
+    if scores is not None:
+        for clause in clauses(text):
+            for key, z in scores(clause).items():
+                sims[key] = max(sims.get(key, -9.0), z)
+    out: dict[str, np.ndarray] = {}
+    for facet in defs.order:
+        values = list(defs.values[facet])
+        hits = [c for c in found if c.facet == facet]
+        last = hits[-1] if hits else None
+        row: list[float] = []
+        facet_sims = []
+        for v in values:
+            sim = max(sims.get((facet, v), 0.0), 0.0)
+            facet_sims.append(sim)
+            row += [*_value_features(hits, v, last), sim]
+        row += [abs(facet_sims[0] - facet_sims[1]), float(len({c.facet for c in found} - {facet}))]
+        out[facet] = np.asarray(row, dtype=float)
+    return out
+
+
+_WORD = re.compile(r"[a-z][a-z0-9'+/-]*")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff々ー]+")
+
+
+def ngrams(text: str) -> set[str]:
+    """The words and word pairs of Latin text and the character pairs of Japanese runs: the vocabulary
+    features (which words say a facet is learnt from the labelled texts).
+
+    >>> sorted(ngrams("Own racks, 推論"))
+    ['own', 'own racks', 'racks', '推論']
+    """
+    norm = normalize(text)
+    words = _WORD.findall(norm)
+    grams = set(words) | {f"{a} {b}" for a, b in itertools.pairwise(words)}
+    for run in _CJK.findall(norm):
+        grams |= {run[i : i + 2] for i in range(len(run) - 1)} or {run}
+    return grams
+
+
+def bag(text: str, vocabulary: Mapping[str, int]) -> np.ndarray:
+    """A binary vector over ``vocabulary`` (n-gram → column)."""
+    x = np.zeros(len(vocabulary))
+    for gram in ngrams(text):
+        column = vocabulary.get(gram)
+        if column is not None:
+            x[column] = 1.0
+    return x
+
+
+SELECTION_FEATURES = [
+    "facets_cued",
+    "choice_wording",
+    "advice_wording",
+    "both_platforms_or",
+    "how_much",
+    "other_sides",
+    "platform_word",
+    "value_type",
+    "howto_type",
+    "earlier_selection",
+    "followup",
+    "sim_choice",
+    "tokens",
+    "factual_question_word",
+    "identifier",
+    "facets_read",
+]
+# A question word asking for a fact or a procedure ("when does…", "how do I…", "何がある", "どうやって",
+# "にはどうする"), not for a choice ("what should we…", "what would you suggest").
+_FACT_WORD = re.compile(
+    r"\b(when|where|who|why|how (do|does|did|can|to|many|much|often|long)|what (is|are|was|does|do|happens|apiversion"
+    r"|version|command|flag|option|field|key|value|year)|which (flag|option|command|field|key|file|version|annotation"
+    r"|label|namespace|crd|feature gate|daemon|plugin|environment variable))\b"
+    r"|何(が|を|で|回|台|人|年|秒)|いつ|どうやって|どう(書|設定|確認|指定|やる|やれ)|には(どう|何)|コマンド|オプション|フラグ",
+    re.I,
+)
+_VALUE = {"api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name"}
+
+
+def selection_features(
+    question: str, earlier_selection: bool, followup: bool, sim_choice: float = 0.0, facets_read: int = 0
+) -> np.ndarray:
+    """The asks-for-a-platform features of one turn (``SELECTION_FEATURES`` order)."""
+    cues = choice_cues(question)
+    types = set(cued_types(question))
+    situated = {c.facet for c in candidates(question)}
+    return np.asarray(
+        [
+            float(len(situated)),
+            float(cues["choice"]),
+            float(cues["advice"]),
+            float(cues["both_or"]),
+            float(cues["how_much"]),
+            float(cues["other_sides"]),
+            float(cues["platform_word"]),
+            float(bool(types & _VALUE)),
+            float("procedure" in types),
+            float(earlier_selection),
+            float(followup),
+            sim_choice,
+            float(np.log1p(len(content_tokens(question)))),
+            float(bool(_FACT_WORD.search(question))),
+            float(bool(focus_entities(question, ()))),
+            float(facets_read),
+        ],
+        dtype=float,
+    )
+
+
+# What a platform choice sounds like, for the embedder's similarity (one line per language).
+CHOICE_PROTOTYPES = (
+    "Given our situation, which platform should we use for LLM training: Slurm, Kubernetes, or both?",
+    "私たちの状況では、LLMの学習基盤にSlurmとKubernetesのどちらを選ぶべきですか？",
+)
+FACT_PROTOTYPES = (
+    "What is the default value of this setting, and which command or flag configures it?",
+    "この設定のデフォルト値と、設定するコマンドやフラグは何ですか？",
+)

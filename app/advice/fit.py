@@ -1,0 +1,300 @@
+"""Fit the situation models and write ``app/advice/situation_model.json`` (scikit-learn; rerunnable).
+
+    python -m app.advice.fit                 # fit on split "train", choose C and thresholds on "dev"
+    python -m app.advice.fit --report        # also print train/dev figures (never the test split)
+
+Labelled data (``evals/``): ``situations.jsonl`` (text, facets, asks_platform, split), ``negation.jsonl``
+(text, facet, value, split: one facet's label per row), and the golden sets' cases (``golden.jsonl``,
+``fresh.jsonl``: a selection case's ``situation`` labels its facets, every case says whether it asks for a
+platform; they count as "train"). The embedder is the configured one (its spec is written into the file).
+
+Deliberately left out: the test split (``evals situations`` reads it once, to report) and pickles: the
+file holds names, means, scales, coefficients and thresholds, as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.advice.features import (
+    SELECTION_FEATURES,
+    bag,
+    facet_feature_names,
+    facet_features,
+    ngrams,
+    selection_features,
+)
+from app.advice.model import MODEL_PATH, NONE
+from app.advice.reader import SituationReader
+from core.settings import PROJECT_ROOT, Settings, settings_or_exit
+from core.situation import facets
+
+EVALS = PROJECT_ROOT / "evals"
+FOLLOWUPS = "followups.jsonl"
+GOLDEN_TRAIN = ("golden.jsonl", "fresh.jsonl", FOLLOWUPS)
+C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+DENSE_WEIGHTS = (1.0, 3.0, 10.0)
+MIN_DF = 3  # an n-gram is a feature when this many training texts have it (0: no vocabulary features)
+
+
+@dataclass
+class Example:
+    """One labelled text: facet labels (None = not labelled for that facet), asks-for-a-platform label."""
+
+    text: str
+    split: str
+    lang: str = "en"
+    facets: dict[str, str | None] = field(default_factory=dict)
+    negated: list[str] = field(default_factory=list)
+    asks: bool | None = None
+    earlier: list[str] = field(default_factory=list)
+    kind: str = ""
+    source: str = ""
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def load_examples(root: Path = EVALS) -> list[Example]:
+    """Every labelled text, with its split ("train" for the golden sets)."""
+    order = facets().order
+    out: list[Example] = []
+    for row in _jsonl(root / "situations.jsonl"):
+        labels: dict[str, str | None] = {f: row["facets"].get(f, NONE) for f in order}
+        out.append(
+            Example(row["text"], row["split"], row.get("lang", "en"), labels, list(row.get("negated", [])),
+                    bool(row["asks_platform"]), kind=row.get("kind", ""), source="situations")
+        )  # fmt: skip
+    for row in _jsonl(root / "negation.jsonl"):
+        out.append(
+            Example(row["text"], row["split"], row.get("lang", "en"), {row["facet"]: row["value"]},
+                    kind=row.get("kind", ""), source="negation")
+        )  # fmt: skip
+    for name in GOLDEN_TRAIN:
+        for row in _jsonl(root / name):
+            selection = "selection" in row.get("tags", [])
+            labels = {}
+            if selection and row.get("situation") is not None and not row.get("history"):
+                labels = {f: row["situation"].get(f, NONE) for f in order}
+            out.append(
+                Example(row["question"], _split(name, row["id"]), row["lang"], labels, asks=selection,
+                        earlier=list(row.get("history", [])), source=name)
+            )  # fmt: skip
+    return out
+
+
+def _split(name: str, case_id: str) -> str:
+    """The golden sets are training data; every third conversation of ``followups.jsonl`` is held out as
+    dev, so the asks-for-a-platform threshold is also chosen on follow-ups (situations.jsonl has none)."""
+    if name == FOLLOWUPS and case_id[-1:].isdigit() and int(case_id[-3:]) % 3 == 0:
+        return "dev"
+    return "train"
+
+
+def _standardise(x: np.ndarray, dense: int, weight: float) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``dense`` columns (cue, scope and similarity features) standardised and weighted by
+    ``weight`` (less shrunk by the penalty than the many vocabulary columns, which stay 0/1)."""
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale = np.where(scale > 1e-9, scale, 1.0) / weight
+    mean[dense:], scale[dense:] = 0.0, 1.0
+    return mean, scale
+
+
+def _fit_linear(x: np.ndarray, y: list[str], c: float, dense: int | None = None, weight: float = 1.0) -> dict[str, Any]:
+    from sklearn.linear_model import LogisticRegression
+
+    mean, scale = _standardise(x, x.shape[1] if dense is None else dense, weight)
+    clf = LogisticRegression(C=c, max_iter=2000, class_weight="balanced")
+    clf.fit((x - mean) / scale, y)
+    return {
+        "classes": [str(k) for k in clf.classes_],
+        "mean": mean.round(6).tolist(),
+        "scale": scale.round(6).tolist(),
+        "coef": clf.coef_.round(4).tolist(),
+        "intercept": clf.intercept_.round(6).tolist(),
+        "C": c,
+    }
+
+
+def _predict(spec: dict[str, Any], x: np.ndarray) -> list[str]:
+    from app.advice.model import Linear
+
+    linear = Linear.from_json({**spec, "features": [], "threshold": spec.get("threshold", 0.0)})
+    out = []
+    for row in x:
+        p = linear.probabilities(row)
+        best = int(np.argmax(p))
+        out.append(linear.classes[best] if p[best] >= linear.threshold else NONE)
+    return out
+
+
+def vocabulary(rows: list[Example], min_df: int) -> list[str]:
+    """The n-grams of at least ``min_df`` labelled training texts."""
+    df: dict[str, int] = {}
+    for r in rows:
+        if r.split == "train" and r.facets:
+            for gram in ngrams(r.text):
+                df[gram] = df.get(gram, 0) + 1
+    return sorted(g for g, n in df.items() if n >= min_df)
+
+
+def fit_facets(
+    rows: list[Example], feats: list[dict[str, np.ndarray]], vocab: list[str], log: list[str]
+) -> dict[str, Any]:
+    """Per facet: C and the minimum probability chosen on dev, the model fitted on train."""
+    out: dict[str, Any] = {}
+    index = {g: i for i, g in enumerate(vocab)}
+    words = [bag(r.text, index) for r in rows]
+    feats = [{f: np.concatenate([v, w]) for f, v in x.items()} for x, w in zip(feats, words, strict=True)]
+    for facet in facets().order:
+        data = {s: [(f[facet], r.facets[facet]) for r, f in zip(rows, feats, strict=True)
+                    if r.split == s and r.facets.get(facet) is not None] for s in ("train", "dev")}  # fmt: skip
+        xt = np.stack([x for x, _ in data["train"]])
+        yt = [str(y) for _, y in data["train"]]
+        xd = np.stack([x for x, _ in data["dev"]]) if data["dev"] else xt
+        yd = [str(y) for _, y in data["dev"]] if data["dev"] else yt
+        best: tuple[float, dict[str, Any]] | None = None
+        dense = len(facet_feature_names(facet))
+        for c, weight in ((c, w) for c in C_GRID for w in DENSE_WEIGHTS):
+            spec = _fit_linear(xt, yt, c, dense, weight)
+            spec["dense_weight"] = weight
+            for threshold in (0.0, 0.45, 0.55, 0.65):
+                spec["threshold"] = threshold
+                acc = float(np.mean([p == y for p, y in zip(_predict(spec, xd), yd, strict=True)]))
+                if best is None or acc > best[0] + 1e-9:
+                    best = (acc, {**spec})
+        assert best is not None
+        spec = best[1]
+        spec["features"] = facet_feature_names(facet)
+        train_acc = float(np.mean([p == y for p, y in zip(_predict(spec, xt), yt, strict=True)]))
+        log.append(f"{facet:15} C={spec['C']:<5} w={spec['dense_weight']:<3} min p={spec['threshold']:.2f}  train {train_acc:.3f}  dev {best[0]:.3f}"
+                   f"  (n={len(yt)}/{len(yd)})")  # fmt: skip
+        out[facet] = spec
+    return out
+
+
+def selection_rows(
+    rows: list[Example], reader: SituationReader, earlier_selection: dict[str, bool], read: dict[str, int]
+) -> list[tuple[np.ndarray, bool, str]]:
+    out = []
+    for r in rows:
+        if r.asks is None:
+            continue
+        before = any(earlier_selection.get(q, False) for q in r.earlier)
+        x = selection_features(r.text, before, bool(r.earlier), reader.choice_similarity(r.text), read[r.text])
+        out.append((x, r.asks, r.split))
+    return out
+
+
+def fit_selection(
+    rows: list[Example], reader: SituationReader, facet_specs: dict[str, Any], vocab: list[str], log: list[str]
+) -> dict[str, Any]:
+    """Asks-for-a-platform: fitted on first turns, then again with the earlier turns' decisions as a feature.
+    The number of facets the just-fitted facet models read is one of its features."""
+    from app.advice.model import Linear, SituationModel, read
+
+    empty = {"classes": ["False", "True"], "features": [], "mean": [], "scale": [], "coef": [[]], "intercept": [0]}
+    facet_models = SituationModel(
+        {f: Linear.from_json(spec) for f, spec in facet_specs.items()},
+        Linear.from_json(empty),
+        {g: i for i, g in enumerate(vocab)},
+        {},
+    )
+    texts = {r.text for r in rows} | {q for r in rows for q in r.earlier}
+    facets_read = {t: len(read(t, facet_models, reader.value_scores).readings) for t in texts}
+    first = [r for r in rows if r.asks is not None and not r.earlier]
+    spec = _choose_selection(selection_rows(first, reader, {}, facets_read), log, quiet=True)
+    decided = {
+        q: _predict_binary(spec, selection_features(q, False, False, reader.choice_similarity(q), facets_read[q]))
+        for q in {q for r in rows for q in r.earlier}
+    }
+    return _choose_selection(selection_rows(rows, reader, decided, facets_read), log)
+
+
+def _predict_binary(spec: dict[str, Any], x: np.ndarray) -> bool:
+    from app.advice.model import Linear
+
+    p = Linear.from_json({**spec, "features": []}).probabilities(x)[1]
+    return bool(p >= spec["threshold"])
+
+
+def _choose_selection(data: list[tuple[np.ndarray, bool, str]], log: list[str], quiet: bool = False) -> dict[str, Any]:
+    xt = np.stack([x for x, _, s in data if s == "train"])
+    yt = [str(y) for _, y, s in data if s == "train"]
+    dev = [(x, y) for x, y, s in data if s == "dev"]
+    best: tuple[float, dict[str, Any]] | None = None
+    for c in C_GRID:
+        spec = _fit_linear(xt, yt, c)
+        spec["classes"] = ["False", "True"]
+        for threshold in np.arange(0.8, 0.19, -0.05):  # on a tie the higher threshold: fewer verdicts on facts
+            spec["threshold"] = round(float(threshold), 2)
+            acc = float(np.mean([_predict_binary(spec, x) == y for x, y in dev]))
+            if best is None or acc > best[0] + 1e-9:
+                best = (acc, {**spec})
+    assert best is not None
+    spec = best[1]
+    spec["features"] = SELECTION_FEATURES
+    if not quiet:
+        train = float(np.mean([_predict_binary(spec, x) == (y == "True") for x, y in zip(xt, yt, strict=True)]))
+        log.append(f"{'asks_platform':15} C={spec['C']:<5} p>={spec['threshold']:.2f}  train {train:.3f}  dev {best[0]:.3f}"
+                   f"  (n={len(yt)}/{len(dev)})")  # fmt: skip
+    return spec
+
+
+def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[str]:
+    from ingest.embeddings import make_embeddings
+
+    embeddings = make_embeddings(settings)
+    reader = SituationReader(embeddings)
+    rows = [r for r in load_examples(root) if r.split in ("train", "dev")]
+    feats = [facet_features(r.text, reader.value_scores) for r in rows]
+    vocab = vocabulary(rows, MIN_DF) if MIN_DF else []
+    log: list[str] = []
+    model = {
+        "produced_by": "python -m app.advice.fit",
+        "fitted_on": "split train of evals/situations.jsonl and evals/negation.jsonl; golden.jsonl, fresh.jsonl and "
+        "two thirds of followups.jsonl (asks-for-a-platform only)",
+        "chosen_on": "split dev (C, dense weight, minimum probability; the selection threshold also on every third "
+        "followups.jsonl conversation)",
+        "embedder": embeddings.spec,
+        "examples": {s: sum(1 for r in rows if r.split == s) for s in ("train", "dev")},
+        "vocabulary": vocab,
+        "facets": (facet_specs := fit_facets(rows, feats, vocab, log)),
+        "selection": fit_selection(rows, reader, facet_specs, vocab, log),
+    }
+    out.write_text(_compact(json.dumps(model, ensure_ascii=False, indent=1)) + "\n", encoding="utf-8")
+    log.append(f"written {out}")
+    return log
+
+
+def _compact(text: str) -> str:
+    """A list of numbers or short strings on one line: one line per class's coefficients, reviewable in a diff."""
+    return re.sub(r"\[\n\s*([^\[\]{}]*?)\n\s*\]", lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app.advice.fit", description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=EVALS, help="folder of the labelled files (default: evals/)")
+    parser.add_argument("--out", type=Path, default=MODEL_PATH, help="model file (default: %(default)s)")
+    args = parser.parse_args(argv)
+    for line in fit(settings_or_exit("fit"), args.out, args.data):
+        print(line)
+    from app.advice import model
+
+    model.load.cache_clear()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

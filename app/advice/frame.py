@@ -1,0 +1,186 @@
+"""Elliptical follow-ups keep the previous question's frame (pure).
+
+A short turn that only names a new thing ("And Volcano?", "KAI Schedulerだと？", "what about the default?")
+asks the previous question again about that thing: the previous question is rewritten with the new
+subject put where its subject was, so its answer type, attribute and parts carry over. A new product or
+platform replaces the previous product or platform, a new identifier (``MaxJobCount``) the previous
+identifier; a new value type ("the default", "デフォルト") asks that value of the previous subject.
+The rewrite works across languages: a name is the same word in both.
+
+    >>> reframe("And Volcano?", "Which apiVersion do Kueue Topology objects use?", {"Kueue", "Volcano"})
+    'Which apiVersion do Volcano Topology objects use?'
+    >>> reframe("Slurmだと？", "Kubernetesで GPU を2枚要求するにはどう書く？", set())
+    'Slurmで GPU を2枚要求するにはどう書く？'
+
+Deliberately left out: a turn that asks something of its own ("And how do I upgrade it?"): it stands as
+written and leans on the conversation only for retrieval (``app.advice.followup``); a new thing that is
+neither a name nor a value type ("推論ジョブだと？") is not substituted, since nothing says which words of
+the previous question it replaces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+from app.answer.question import cued_types, focus_entities
+from core.text import normalize
+
+# "And X?", "What about X?", "How about for X?", "Same for X?", "And with X then?"
+_EN = re.compile(
+    r"^\s*(?:ok(?:ay)?,?\s+|so,?\s+|then,?\s+)?(?:and|what about|how about|what of|same for|and what about|and how about)"
+    r"\s+(?:(?:for|with|in|on|under|using)\s+)?(?P<x>[^?]{1,60}?)(?:\s+(?:then|instead|too))?\s*\??\s*$",
+    re.I,
+)
+# "Xだと？", "Xの場合は？", "Xでは？", "Xなら？", "じゃあXは？"
+_JA = re.compile(
+    r"^\s*(?:じゃあ|では|それでは|それじゃ|あと|また|なら)?[、,\s]*(?P<x>[^？?。]{1,40}?)"
+    r"(?:だと|では|なら|だったら|の場合は?|の方は|は|って)(?:どう(?:ですか|なる|なります|でしょう)?)?[？?]\s*$"
+)
+# The new "thing" must be a thing, not a clause that asks or states something of its own.
+_NOT_A_THING = re.compile(
+    r"^(if|we|i|you|they|it|its|that|this|those|these|our|my|your|when|how|why|what|which|where|who|does|do|is|are|can)\b"
+    r"|\b(if|we|should|would|could|will|can|do|does|is|are|was|were)\b|何|どう|どの|どこ|いつ|いくつ|ます|たい|する|して",
+    re.I,
+)
+_PLATFORM = re.compile(r"(?<![A-Za-z0-9])(slurm|kubernetes|k8s)(?![A-Za-z0-9])", re.I)
+_ARTICLE = re.compile(r"^(the|a|an)\s+", re.I)
+# "Kubernetes'", "Slurm's", "Kubernetesのほう", "Slurm側": the owner alone is the new thing.
+_OWNER_TAIL = re.compile(r"(['’]s?|の(ほう|方)|側)$")
+# Words of a question: Latin words (with digits, dots, hyphens), katakana runs, kanji runs; kana particles
+# and punctuation between them are not words.
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/-]*|[ァ-ヶー]+|[一-龠々]+")
+_FUNCTION_WORDS = frozenset(
+    ("a", "an", "the", "and", "or", "of", "for", "to", "in", "on", "at", "by", "with", "what", "which", "how", "when",
+     "where", "who", "is", "are", "does", "do", "did", "use", "uses", "used", "it", "its", "this", "that", "there")
+)  # fmt: skip
+
+
+def new_thing(question: str) -> str | None:
+    """The thing an elliptical follow-up names ("Volcano" in "And for Volcano?"), None when the turn asks
+    more than that."""
+    text = question.strip()
+    m = _EN.match(text) or _JA.match(text)
+    if m is None:
+        return None
+    thing = _OWNER_TAIL.sub("", _ARTICLE.sub("", m.group("x").strip(" 、,")))
+    thing = re.sub(r"の(ほう|方)の", "の", thing)
+    if not thing or _NOT_A_THING.search(thing) or len(thing.split()) > 5 or (not thing.isascii() and len(thing) > 25):
+        return None
+    return thing
+
+
+def _products(text: str, names: Collection[str]) -> list[str]:
+    found = [n for n in focus_entities(text, names) if n in names]
+    return [*found, *(m.group() for m in _PLATFORM.finditer(text) if m.group() not in found)]
+
+
+def _replace(text: str, old: str, new: str) -> str:
+    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(old)}(?![A-Za-z0-9])", lambda _: new, text, count=0, flags=re.I)
+
+
+def reframe(question: str, previous: str, names: Collection[str] = ()) -> str | None:
+    """``previous`` asked again about the thing ``question`` names, or None when the turn is not an
+    elliptical follow-up or nothing in ``previous`` can take the new thing's place."""
+    thing = new_thing(question)
+    if thing is None or not previous.strip():
+        return None
+    product = _products(thing, names)
+    if product and len(thing) <= len(product[0]) + 3:  # the thing is a product or platform ("And for Volcano?")
+        # a platform replaces a platform, a product a product, where the previous question names one alike
+        alike = [
+            p
+            for p in _products(previous, names)
+            if bool(_PLATFORM.fullmatch(p)) == bool(_PLATFORM.fullmatch(product[0]))
+        ]
+        old = alike or _products(previous, names)
+        same = old and normalize(old[0]) == normalize(product[0])
+        return _replace(previous, old[0], product[0]) if old and not same else None
+    opposite = _opposite(thing, previous)
+    if opposite is not None:
+        return opposite
+    entities = [e for e in focus_entities(thing, names) if e not in names]
+    if entities and len(entities[0]) >= len(thing) - 1:
+        old_ids = [e for e in focus_entities(previous, names) if e not in names and not _PLATFORM.fullmatch(e)]
+        alike = [e for e in old_ids if _shape(e) == _shape(thing)] or old_ids
+        return _replace(previous, alike[-1], thing) if alike else None
+    aligned = _align(thing, previous)
+    if aligned is not None:
+        return aligned
+    value_types = [t for t in cued_types(f"the {thing}" if thing.isascii() else thing) if t != "yes_no"]
+    if value_types and len(thing.split()) <= 2:
+        return _ask_value(thing, previous, names, ja=not question.isascii())
+    return _owned(thing, previous, names)
+
+
+def _stem(word: str) -> str:
+    w = word.lower()
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def _align(thing: str, previous: str) -> str | None:
+    """The new thing put over the words of ``previous`` it shares a word with, as many words as it has
+    ("per task" over "per node", "Zone B" over "Zone A", "dragonfly network" over "ring networks",
+    "blockトポロジ" over "treeトポロジ")."""
+    new = list(_TOKEN.finditer(thing))
+    old = list(_TOKEN.finditer(previous))
+    for i, word in enumerate(new):
+        if word.group().lower() in _FUNCTION_WORDS:
+            continue
+        for j, other in enumerate(old):
+            if _stem(other.group()) != _stem(word.group()):
+                continue
+            first, last = j - i, j - i + len(new) - 1
+            if first < 0 or last >= len(old):
+                continue
+            span = old[first : last + 1]
+            if any(t.group().lower() in _FUNCTION_WORDS and not t.group().isupper() for t in span):
+                continue
+            if [t.group().lower() for t in span] == [t.group().lower() for t in new]:
+                return None  # the same words: nothing new
+            return previous[: span[0].start()] + thing + previous[span[-1].end() :]
+    return None
+
+
+_OWNED = re.compile(
+    r"([A-Za-z0-9][A-Za-z0-9._+/-]*[一-龠々]*|[ァ-ヶー]+)の([A-Za-z0-9][A-Za-z0-9._+/ -]*[A-Za-z0-9]|[ァ-ヶー]+|[一-龠々]+)"
+)
+
+
+def _owned(thing: str, previous: str, names: Collection[str]) -> str | None:
+    """A product's "XのY" over the previous product's "AのB" ("Slurmのアップグレード" over
+    "Kubernetesのマイナーリリース", "k8s本体のWorkload API" over "KueueのResourceFlavor")."""
+    mine = _OWNED.fullmatch(thing)
+    if mine is None or not _products(mine.group(1), names):
+        return None
+    m = next((m for m in _OWNED.finditer(previous) if _products(m.group(1), names)), None)
+    return previous[: m.start()] + thing + previous[m.end() :] if m else None
+
+
+# Opposite ends of a scale: "And the maximum?" after "What's the minimum …?" asks the same of the other end.
+_OPPOSITES = (
+    ("minimum", "maximum"), ("min", "max"), ("lowest", "highest"), ("oldest", "newest"), ("first", "last"),
+    ("最小", "最大"), ("最低", "最高"), ("下限", "上限"), ("最初", "最後"),
+)  # fmt: skip
+
+
+def _opposite(thing: str, previous: str) -> str | None:
+    word = thing.lower().strip()
+    for a, b in _OPPOSITES:
+        for mine, theirs in ((a, b), (b, a)):
+            if word == mine and re.search(rf"(?<![a-z]){theirs}(?![a-z])", previous, re.I):
+                return re.sub(rf"(?<![a-z]){theirs}(?![a-z])", mine, previous, count=1, flags=re.I)
+    return None
+
+
+def _shape(identifier: str) -> str:
+    """A file or path name ("slurm.conf") or a name ("MaxJobCount"): a new identifier replaces one alike."""
+    return "path" if re.search(r"[./]", identifier) else "name"
+
+
+def _ask_value(thing: str, previous: str, names: Collection[str], ja: bool) -> str | None:
+    """ "What about the default?": the new value type asked of the previous question's subject."""
+    subject = " ".join(focus_entities(previous, names))
+    if not subject:
+        return None
+    return f"{subject}の{thing}は？" if ja else f"What is the {thing} of {subject}?"

@@ -1,0 +1,157 @@
+"""The fitted situation models at run time (numpy only): per facet a multinomial logistic regression over
+{not stated, value A, value B}, and a logistic regression for "does this turn ask for a platform".
+
+The coefficients live in ``situation_model.json`` beside this module, written by ``python -m app.advice.fit``
+(which names the data split it was fitted on and the split its thresholds were chosen on). A facet's value
+is shown with the words that set it: the cue that supports it (a negated cue of the other value is shown as
+negated: "no inference" → training only), else the clause most similar to the value's description.
+
+    >>> softmax(np.array([0.0, 0.0]))
+    array([0.5, 0.5])
+
+Deliberately left out: fitting (``app.advice.fit``, scikit-learn) and features (``app.advice.features``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.advice.features import ValueScores, bag, facet_features, selection_features
+from core.situation import Candidate, Reading, Situation, candidates, clauses, facets
+
+MODEL_PATH = Path(__file__).with_name("situation_model.json")
+NONE = "none"
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max())
+    return np.asarray(e / e.sum())
+
+
+@dataclass(frozen=True)
+class Linear:
+    """A standardised linear model: classes (or one logit), feature names, scaling, coefficients."""
+
+    classes: list[str]
+    features: list[str]
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray  # (classes, features), or (1, features) for a binary model
+    intercept: np.ndarray
+    threshold: float
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Linear:
+        return cls(
+            list(data["classes"]),
+            list(data["features"]),
+            np.asarray(data["mean"], dtype=float),
+            np.asarray(data["scale"], dtype=float),
+            np.atleast_2d(np.asarray(data["coef"], dtype=float)),
+            np.atleast_1d(np.asarray(data["intercept"], dtype=float)),
+            float(data.get("threshold", 0.0)),
+        )
+
+    def neutral(self, x: np.ndarray, prefix: str = "sim") -> np.ndarray:
+        """``x`` with the embedder's features set to their training mean: what the model reads when no
+        embedder (or another one than it was fitted with) gives similarities."""
+        x = x.copy()
+        for i, name in enumerate(self.features):
+            if name.startswith(prefix):
+                x[i] = self.mean[i]
+        return x
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        z = self.coef @ ((x - self.mean) / self.scale) + self.intercept
+        if len(self.classes) == 2 and z.shape[0] == 1:
+            p = 1.0 / (1.0 + np.exp(-z[0]))
+            return np.asarray([1.0 - p, p])
+        return softmax(z)
+
+
+@dataclass(frozen=True)
+class SituationModel:
+    facets: dict[str, Linear]
+    selection: Linear
+    vocabulary: dict[str, int]  # n-gram → column after each facet's own features
+    meta: dict[str, Any]
+
+
+@lru_cache(maxsize=2)
+def load(path: Path = MODEL_PATH) -> SituationModel | None:
+    """The fitted models, or None when the file is missing (the cue reader is used then)."""
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return SituationModel(
+        {f: Linear.from_json(spec) for f, spec in data["facets"].items()},
+        Linear.from_json(data["selection"]),
+        {gram: i for i, gram in enumerate(data.get("vocabulary", []))},
+        {k: v for k, v in data.items() if k not in ("facets", "selection", "vocabulary")},
+    )
+
+
+def _support(hits: list[Candidate], value: str) -> Candidate | None:
+    """The cue that says ``value``: a direct one first (the last said), else a negated cue of the other."""
+    direct = [c for c in hits if c.value == value and not c.scope.negated]
+    negated = [c for c in hits if c.value != value and c.scope.negated]
+    chosen = direct or negated
+    return chosen[-1] if chosen else None
+
+
+def read(text: str, model: SituationModel, scores: ValueScores | None = None) -> Situation:
+    """The situation ``text`` states, each facet decided by its fitted model."""
+    defs = facets()
+    features = facet_features(text, scores)
+    words = bag(text, model.vocabulary)
+    found = candidates(text)
+    readings: dict[str, Reading] = {}
+    for facet in defs.order:
+        linear = model.facets.get(facet)
+        if linear is None:
+            continue
+        x = np.concatenate([features[facet], words])
+        p = linear.probabilities(x if scores is not None else linear.neutral(x))
+        best = int(np.argmax(p))
+        value = linear.classes[best]
+        if value == NONE or p[best] < linear.threshold:
+            continue
+        cue = _support([c for c in found if c.facet == facet], value)
+        if cue is not None:
+            readings[facet] = Reading(facet, value, cue.span, negated=cue.value != value)
+        else:
+            readings[facet] = Reading(facet, value, _nearest_clause(text, facet, value, scores))
+    return Situation(readings)
+
+
+def _nearest_clause(text: str, facet: str, value: str, scores: ValueScores | None) -> str:
+    parts = clauses(text)
+    if scores is None or not parts:
+        return text.strip()
+    return max(parts, key=lambda c: scores(c).get((facet, value), -9.0)).strip()
+
+
+def asks_platform(
+    model: SituationModel,
+    question: str,
+    earlier_selection: bool,
+    followup: bool,
+    sim_choice: float | None,
+    scores: ValueScores | None = None,
+) -> float:
+    """The probability that ``question`` asks which platform to use (``sim_choice`` None: no embedder;
+    ``scores`` the embedder's value similarities for reading its facets)."""
+    facets_read = len(read(question, model, scores).readings)
+    x = selection_features(question, earlier_selection, followup, sim_choice or 0.0, facets_read)
+    return float(model.selection.probabilities(x if sim_choice is not None else model.selection.neutral(x))[1])
+
+
+def fitted_with(model: SituationModel, spec: str) -> bool:
+    """Was the model fitted with this embedder? Otherwise its similarity features mean nothing."""
+    return str(model.meta.get("embedder", "")) == spec

@@ -1,0 +1,159 @@
+"""`evals --situations SPLIT`: the situation reader and the asks-for-a-platform decision on labelled text.
+
+Reads ``evals/situations.jsonl`` and ``evals/negation.jsonl`` rows of one split (``dev`` while choosing,
+``test`` once, to report) and reports, each with a 95 % bootstrap interval:
+- facet accuracy per facet (the value read, or "not stated", equals the label), and whole situations;
+- negated facets flagged as negated (``verdict_detail`` shows them);
+- asks-for-a-platform accuracy, and platform decisions (verdict or situation request) on texts that ask none;
+- the negation table: the facet value each phrasing must give, by language and kind;
+- selection verdicts, against the index's rules;
+beside the same figures for the cue reader with the wording rule (the baseline the fitted models replace).
+
+Deliberately left out: answers and retrieval (the golden runs measure those, follow-ups included).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from app.advice.fit import Example, load_examples
+from app.advice.model import NONE
+from app.advice.reader import SituationReader, verdict_for
+from app.advice.verdict import is_selection_question
+from app.retrieval.snapshot import Snapshot
+from core.situation import Situation, facets, read
+
+BOOTSTRAP = 2000
+
+
+def interval(hits: Sequence[bool], rounds: int = BOOTSTRAP, seed: int = 7) -> tuple[float, float, float]:
+    """The share of hits and its 95 % percentile-bootstrap interval.
+
+    >>> interval([True, True, False, True])[0]
+    0.75
+    """
+    n = len(hits)
+    if n == 0:
+        return (float("nan"), float("nan"), float("nan"))
+    rng = random.Random(seed)
+    values = list(map(float, hits))
+    means = sorted(sum(rng.choice(values) for _ in range(n)) / n for _ in range(rounds))
+    return (sum(values) / n, means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1])
+
+
+def paired(a: Sequence[bool], b: Sequence[bool], rounds: int = BOOTSTRAP, seed: int = 7) -> tuple[float, float, float]:
+    """The difference of two readers' shares of hits on the same items, with its 95 % bootstrap interval
+    (the items resampled together: a gain is outside noise when the interval excludes 0)."""
+    n = len(a)
+    if n == 0:
+        return (float("nan"), float("nan"), float("nan"))
+    rng = random.Random(seed)
+    d = [float(x) - float(y) for x, y in zip(a, b, strict=True)]
+    means = sorted(sum(rng.choice(d) for _ in range(n)) / n for _ in range(rounds))
+    return (sum(d) / n, means[int(0.025 * rounds)], means[int(0.975 * rounds) - 1])
+
+
+@dataclass
+class Reader:
+    name: str
+    situation: Callable[[str], Situation]
+    asks: Callable[[str], bool]
+
+
+def readers(reader: SituationReader) -> list[Reader]:
+    return [
+        Reader("fitted", reader.read, lambda q: reader.asks_platform(q)),
+        Reader("cue baseline", read, lambda q: is_selection_question(q, bool(read(q)))),
+    ]
+
+
+def _row(label: str, hits: Sequence[bool]) -> str:
+    share, low, high = interval(hits)
+    return f"| {label} | {len(hits)} | {share:.3f} | {low:.3f}–{high:.3f} |"
+
+
+def report(split: str, reader: SituationReader, snap: Snapshot | None = None) -> str:
+    """The Markdown tables for one split."""
+    rows = [r for r in load_examples() if r.split == split and r.source in ("situations", "negation")]
+    situations = [r for r in rows if r.source == "situations"]
+    table = [r for r in rows if r.source == "negation"]
+    lines = [f"## Situations, split `{split}` ({len(situations)} texts, {len(table)} negation phrasings)", ""]
+    kept: dict[str, dict[str, list[bool]]] = {}
+    for rd in readers(reader):
+        read_texts = {r.text: rd.situation(r.text) for r in rows}
+        kept[rd.name] = {
+            "whole situation": [_exact(read_texts[r.text], r) for r in situations],
+            "negation table": [_value(read_texts[r.text], *r.facets) == _label(r) for r in table],
+        }
+        lines += [f"### {rd.name}", "", "| measure | n | accuracy | 95 % interval |", "|---|---:|---:|---:|"]
+        for facet in facets().order:
+            hits = [_value(read_texts[r.text], facet) == r.facets[facet] for r in situations if facet in r.facets]
+            lines.append(_row(f"facet {facet}", hits))
+        lines.append(_row("whole situation", [_exact(read_texts[r.text], r) for r in situations]))
+        negated = [(r, f) for r in situations for f in r.negated]
+        lines.append(_row("negated facet flagged", [_flagged(read_texts[r.text], f) for r, f in negated]))
+        lines.append(_row("negation table", [_value(read_texts[r.text], *r.facets) == _label(r) for r in table]))
+        for group, hits in _groups(table, read_texts).items():
+            lines.append(_row(f"negation table: {group}", hits))
+        asks = {r.text: rd.asks(r.text) for r in situations}
+        lines.append(_row("asks for a platform", [asks[r.text] == r.asks for r in situations]))
+        factual = [r for r in situations if not r.asks]
+        lines.append(
+            f"| decisions on texts that ask none (verdict or situation request) | {len(factual)} | "
+            f"{sum(asks[r.text] for r in factual)} | |"
+        )
+        if snap is not None:
+            lines.append(_row("selection verdicts", _verdicts(situations, read_texts, asks, snap)))
+        lines.append("")
+    fitted, baseline = kept["fitted"], kept["cue baseline"]
+    lines += ["### fitted − cue baseline (paired)", "", "| measure | difference | 95 % interval |", "|---|---:|---:|"]
+    for measure in ("whole situation", "negation table"):
+        diff, low, high = paired(fitted[measure], baseline[measure])
+        lines.append(f"| {measure} | {diff:+.3f} | {low:+.3f}–{high:+.3f} |")
+    return "\n".join(lines)
+
+
+def _value(situation: Situation, facet: str) -> str:
+    reading = situation.readings.get(facet)
+    return reading.value if reading else NONE
+
+
+def _label(r: Example) -> str | None:
+    return next(iter(r.facets.values()))
+
+
+def _exact(situation: Situation, r: Example) -> bool:
+    return all(_value(situation, f) == v for f, v in r.facets.items())
+
+
+def _flagged(situation: Situation, facet: str) -> bool:
+    reading = situation.readings.get(facet)
+    return reading is not None and reading.negated
+
+
+def _groups(table: Sequence[Example], read_texts: dict[str, Situation]) -> dict[str, list[bool]]:
+    out: dict[str, list[bool]] = defaultdict(list)
+    for r in table:
+        hit = _value(read_texts[r.text], *r.facets) == _label(r)
+        out[f"lang {r.lang}"].append(hit)
+        out[f"kind {r.kind}"].append(hit)
+    return dict(sorted(out.items()))
+
+
+def _verdicts(
+    situations: Sequence[Example], read_texts: dict[str, Situation], asks: dict[str, bool], snap: Snapshot
+) -> list[bool]:
+    from app.advice.fit import EVALS, _jsonl
+
+    expected = {row["text"]: row.get("verdict") for row in _jsonl(EVALS / "situations.jsonl")}
+    hits = []
+    for r in situations:
+        want = expected.get(r.text)
+        if not r.asks or not want:
+            continue
+        verdict = verdict_for(read_texts[r.text], r.lang, snap, always=True) if asks[r.text] else None
+        hits.append(verdict is not None and verdict.value == want)
+    return hits

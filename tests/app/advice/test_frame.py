@@ -1,0 +1,127 @@
+"""app.advice.frame: an elliptical follow-up is the previous question asked about the new thing."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.advice.followup import resolve_turn
+from app.advice.frame import new_thing, reframe
+
+NAMES = {"Kueue", "Volcano", "KAI Scheduler", "Pyxis", "Enroot"}
+
+
+@pytest.mark.parametrize(
+    ("question", "thing"),
+    [
+        ("And Volcano?", "Volcano"),
+        ("What about for KAI Scheduler?", "KAI Scheduler"),
+        ("what about the default?", "default"),
+        ("and Kubernetes'?", "Kubernetes"),
+        ("Slurmのほうのアップグレードは？", "Slurmのアップグレード"),
+        ("Volcanoだと？", "Volcano"),
+        ("じゃあKAI Schedulerの場合は？", "KAI Scheduler"),
+        # a turn that asks or states something of its own is not an ellipsis
+        ("And how do I upgrade it?", None),
+        ("What if we also serve the model?", None),
+        ("What about installing KAI Scheduler instead: what do I need first?", None),
+        ("その場合の保守は？アップグレードとかどうやるの？", None),
+        ("推論も始めることになりました。", None),
+    ],
+)
+def test_new_thing(question: str, thing: str | None) -> None:
+    assert new_thing(question) == thing
+
+
+@pytest.mark.parametrize(
+    ("previous", "question", "rewritten"),
+    [
+        # a product replaces the previous product: the attribute asked stays
+        (
+            "Which apiVersion do Kueue Topology objects use?",
+            "And Volcano?",
+            "Which apiVersion do Volcano Topology objects use?",
+        ),
+        (
+            "KueueのTASでラック内にまとめるラベルキーは？",
+            "KAI Schedulerだと？",
+            "KAI SchedulerのTASでラック内にまとめるラベルキーは？",
+        ),
+        # across languages: an English follow-up to a Japanese question, and the other way round
+        ("KueueでGPUクォータを設定するCRDの名前は？", "And Volcano?", "VolcanoでGPUクォータを設定するCRDの名前は？"),
+        ("How do I request two GPUs for a job in Slurm?", "k8sだと？", "How do I request two GPUs for a job in k8s?"),
+        # a platform replaces the platform, not another product of the question
+        (
+            "Soperatorが対応してるSlurmのバージョンは？",
+            "じゃあKubernetesのほうは？",
+            "Soperatorが対応してるKubernetesのバージョンは？",
+        ),
+        # a product's "XのY" replaces the previous product's "AのB"
+        (
+            "記事だとKubernetesのマイナーリリースって年に何回？",
+            "Slurmのほうのアップグレードは？",
+            "記事だとSlurmのアップグレードって年に何回？",
+        ),
+        # a new thing sharing a word with the previous question replaces as many of its words
+        (
+            "Which sbatch option requests GPUs per node in Slurm?",
+            "and per task?",
+            "Which sbatch option requests GPUs per task in Slurm?",
+        ),
+        (
+            "In the KAI topology example, how many GPUs does Zone A have?",
+            "and Zone B?",
+            "In the KAI topology example, how many GPUs does Zone B have?",
+        ),
+        (
+            "treeトポロジで、リーフスイッチの最大数を指定するオプションは？",
+            "blockトポロジの場合は？",
+            "blockトポロジで、リーフスイッチの最大数を指定するオプションは？",
+        ),
+        # the other end of a scale
+        (
+            "What's the minimum Kubernetes version for Slinky?",
+            "And the maximum?",
+            "What's the maximum Kubernetes version for Slinky?",
+        ),
+        # an identifier replaces the previous identifier
+        ("What is the default of MaxArraySize in slurm.conf?", "And MaxJobCount?", None),
+        # a value type is asked of the previous subject
+        ("Which apiVersion do Kueue ResourceFlavor objects use?", "what about the default?", None),
+    ],
+)
+def test_reframe(previous: str, question: str, rewritten: str | None) -> None:
+    out = reframe(question, previous, NAMES)
+    if rewritten is not None:
+        assert out == rewritten
+    elif question.startswith("And Max"):
+        assert out == "What is the default of MaxJobCount in slurm.conf?"
+    else:
+        assert out is not None and "default" in out and "Kueue" in out
+
+
+def test_reframe_needs_something_to_replace() -> None:
+    # the previous question names no product: nothing says where the new one goes
+    assert reframe("And Volcano?", "How do gang schedulers avoid deadlocks?", NAMES) is None
+    # the same product again is no new frame
+    assert reframe("And Kueue?", "How does Kueue admit jobs?", NAMES) is None
+
+
+def test_resolve_turn_uses_the_frame_and_chains() -> None:
+    history = ["Which apiVersion do Kueue Topology objects use?", "And Volcano?"]
+    turn = resolve_turn("KAI Schedulerだと？", history, NAMES)
+    # the chain keeps the frame: the second turn was read as the Volcano question, the third replaces Volcano
+    assert turn.reframed and turn.focus == "Which apiVersion do KAI Scheduler Topology objects use?"
+    assert turn.question == turn.focus and turn.query == turn.focus
+
+
+def test_an_ellipsis_nothing_fits_keeps_the_frame() -> None:
+    history = ["Which Slurm TopologyPlugin models ring networks?", "and a 3D torus?"]
+    turn = resolve_turn("And a dragonfly network?", history, NAMES)
+    assert turn.reframed and turn.focus == "Which Slurm TopologyPlugin models dragonfly network?"
+
+
+def test_resolve_turn_shows_a_leaning_followup_with_its_context() -> None:
+    turn = resolve_turn("And how do I upgrade it?", ["How do I install Volcano?"], NAMES)
+    assert not turn.reframed
+    assert turn.question == "And how do I upgrade it? (How do I install Volcano?)"
+    assert resolve_turn("How do I install Volcano?", [], NAMES).question == "How do I install Volcano?"

@@ -1,0 +1,56 @@
+"""app.advice.model and app.advice.features: the fitted models' file, features and reading (no embedder)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from app.advice import model
+from app.advice.features import facet_feature_names, facet_features, ngrams, selection_features
+from app.advice.fit import _compact
+from app.advice.model import Linear
+
+
+def test_features_carry_the_scope_of_each_cue() -> None:
+    x = facet_features("We don't need inference, ok?")["workload"]
+    named = dict(zip(facet_feature_names("workload"), x, strict=False))
+    assert named["neg:training_and_serving"] == 1 and named["pos:training_and_serving"] == 0
+    assert named["tagged:training_and_serving"] == 1  # a tag question after a negation
+    assert named["sim:training"] == 0  # no embedder: no similarity
+
+
+def test_ngrams_in_both_languages() -> None:
+    assert {"own racks", "推論", "論は"} <= ngrams("Own racks. 推論は")
+
+
+def test_selection_features_see_choice_wording_and_value_questions() -> None:
+    choice = selection_features("Slurm or Kubernetes: which should we use?", False, False)
+    value = selection_features("What is the default value of PriorityDecayHalfLife?", True, True)
+    assert choice[1] == 1 and choice[3] == 1 and value[1] == 0
+    assert value[7] == 1 and value[9] == 1  # a value type asked; the conversation asked for a platform
+
+
+def test_linear_model_softmax_and_neutral_similarity() -> None:
+    linear = Linear(["none", "a", "b"], ["pos", "sim"], np.zeros(2), np.ones(2), np.array([[0, 0], [1, 0], [0, 5]]),
+                    np.zeros(3), 0.0)  # fmt: skip
+    assert linear.probabilities(np.array([3.0, 0.0])).argmax() == 1
+    # without the embedder the similarity column takes its training mean (0 here): "b" no longer wins
+    assert linear.probabilities(linear.neutral(np.array([0.0, 2.0]))).argmax() != 2
+
+
+def test_the_model_file_is_reviewable_json_and_reads_the_negated_example() -> None:
+    fitted = model.load()
+    assert fitted is not None
+    raw = json.loads(model.MODEL_PATH.read_text(encoding="utf-8"))
+    assert raw["produced_by"].startswith("python -m app.advice.fit") and "train" in raw["fitted_on"]
+    read = model.read("We don't need inference, ok? We have on-prem racks. Which platform?", fitted)
+    assert read.readings["workload"].value == "training" and read.readings["workload"].negated
+    assert read.readings["deployment"].value == "on_prem"
+    assert model.asks_platform(fitted, "Which platform suits on-prem training?", False, False, None) > 0.5
+    assert model.asks_platform(fitted, "How do I submit a job with sbatch?", False, False, None) < 0.5
+
+
+def test_compact_json_stays_json() -> None:
+    data = {"a": [1.5, -2.0, 3], "b": {"c": [[1, 2], [3, 4]], "d": ["x", "y"]}}
+    assert json.loads(_compact(json.dumps(data, indent=1))) == data
