@@ -48,6 +48,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "save_comment": ("Save comment", "コメントを保存"),
     "vote_saved": ("Thank you — your rating is saved.", "評価を保存しました。ありがとうございます。"),
     "comment_saved": ("Comment saved.", "コメントを保存しました。"),
+    "feedback_failed": (
+        "Your rating could not be saved (the feedback database is unavailable). Please try again later.",
+        "評価を保存できませんでした（フィードバックのデータベースに接続できません）。後でもう一度お試しください。",
+    ),
     "close": ("✕ Close", "✕ 閉じる"),
     "vote_first": ("Rate an answer with 👍 or 👎 first.", "先に 👍 / 👎 で回答を評価してください。"),
     "helper_intro": (
