@@ -16,12 +16,12 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test setup lock corpus index lint browser evals evals-gate bench bench-load bench-scale clean
+.PHONY: run test setup lock corpus index lint browser postgres evals evals-gate bench bench-load bench-scale clean
 
 run: setup corpus index
 	$(BIN)/app
 
-test: setup corpus index browser lint
+test: setup corpus index browser postgres lint
 	$(BIN)/pytest -q
 
 setup: $(VENV)/.installed
@@ -76,6 +76,14 @@ browser:
 	@if [ ! -x /usr/bin/chromium ] || ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(BROWSER_PKGS) >/dev/null; \
+	fi
+
+# Debian's PostgreSQL for the replica tests (tests/support/postgres.py starts a private server as the postgres
+# user on a free loopback port; the packaged cluster is not used).
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; \
 	fi
 
 evals: setup corpus index

@@ -1,7 +1,7 @@
 """app.web.feedback_db: the schema, one upsert per rating, the JSONL import, several threads and processes.
 
-SQLite here (a fresh database per test, in tmp_path); the same store against a real PostgreSQL is in
-tests/app/web/test_replicas_postgres.py.
+SQLite (a fresh database per test, in tmp_path), and the same behaviour against a real PostgreSQL started
+from Debian's packages (the ``postgres`` fixture; skipped when it is not installed, failed in CI).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from postgres import PostgresServer
 
 from app.models import Answer, Citation
 from app.web.feedback import FeedbackRecord, make_record, records_jsonl
@@ -138,3 +139,26 @@ def test_records_jsonl_round_trip(tmp_path: Path) -> None:
     assert "とても良い" in path.read_text(encoding="utf-8")
     assert json.loads(path.read_text(encoding="utf-8"))["message_id"] == "m1"
     assert load_feedback(path)[0].comment == "とても良い"
+
+
+def test_postgresql_schema_upsert_import_and_processes(settings: Settings, postgres: PostgresServer) -> None:
+    pg = settings.with_(database_url=postgres.create_database("feedback_test"))
+    path = pg.web.feedback_path
+    path.parent.mkdir(parents=True)
+    path.write_text(records_jsonl([_record("old-1", "down"), _record("", question="no id")]), encoding="utf-8")
+    store = open_store(pg)
+    assert store.schema_version() == SCHEMA_VERSION and len(store.all()) == 2  # imported once
+    store.save(_record("old-1", "up", "changed my mind"))
+    assert {r.message_id: r.rating for r in open_store(pg).all()}["old-1"] == "up"  # no second import
+    assert not (pg.web.data_dir / "advisor.db").exists()
+    url = database_url(pg)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_save_many, args=(url, str(pg.web.data_dir), p)) for p in "ab"]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    records = store.all()
+    assert len(records) == 82 and records[0].citations[0].doc_id == "scheduler-ja"
+    store.close()
