@@ -51,6 +51,7 @@ def answer_json(answer: Answer, qid: Any = None) -> dict[str, Any]:
             {"doc_id": p.doc_id, "chunk_id": p.chunk_id, "section": p.section, "score": p.score}
             for p in answer.passages
         ],
+        "notice": answer.notice,
         "latency_ms": answer.latency_ms,
     }
 
@@ -97,6 +98,10 @@ def citation_json(c: Citation) -> dict[str, Any]:
 def answer_text(answer: Answer) -> str:
     """Plain-terminal rendering: the answer, then the numbered sources with their quotes."""
     lines = [answer.answer, ""]
+    if answer.notice:
+        from app.web.i18n import t  # the one place the notices are worded
+
+        lines = [f"Note: {t('notice_' + answer.notice, 'en')}", "", *lines]
     if answer.citations:
         lines.append("Sources:")
         for c in answer.citations:

@@ -4,11 +4,14 @@ Steps, all on ONE snapshot of the index per question: validate → resolve the f
 dominates) → strip injected instructions → retrieve (hybrid) → one passage per section of a translated
 document, in the question's language → score evidence units → refuse (``app.answer.refusal``) or compose an
 extractive answer (``app.answer.compose``) with a verdict for selection questions (``app.advice.verdict``) — or hand the
-numbered passages to an LLM backend. Timings are recorded per stage.
+numbered passages to an LLM backend, whose uncited sentences are left out; when the LLM times out, is
+unavailable, or cites none of the passages, the extractive answer is given instead with a ``notice`` saying
+so. Timings are recorded per stage.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +37,7 @@ from app.answer.evidence import (
 from app.answer.guard import QuestionError, strip_injection, validate_question
 from app.answer.locate import Located, PartQuery, cover_parts, locate, part_query
 from app.answer.question import analyse
-from app.models import Answer, Passage, Profile, Recommendation, Turn, TypedQuestion, Verdict
+from app.models import Answer, FallbackNotice, Passage, Profile, Recommendation, Turn, TypedQuestion, Verdict
 from app.retrieval.bridge import english_words
 from app.retrieval.companions import one_per_section, with_originals
 from app.retrieval.retriever import Mode, Retriever
@@ -53,6 +56,8 @@ __all__ = ["Advisor", "QuestionError", "strip_injection", "validate_question"]
 
 CANDIDATE_FACTOR = 3  # passages retrieved per passage used: room to drop a section's other version
 CONTEXT_WEIGHT = 0.5  # a follow-up's earlier question counts this much in evidence scoring
+
+log = logging.getLogger(__name__)
 
 
 class Advisor:
@@ -311,6 +316,29 @@ class Advisor:
             passages=passages,
         )
 
+    def _fallback(
+        self,
+        question: str,
+        turn: Resolved,
+        query: str,
+        language: str,
+        passages: list[Passage],
+        snap: Snapshot,
+        notice: FallbackNotice,
+        timings: dict[str, float],
+        started: float,
+    ) -> Answer:
+        """The extractive answer in place of an LLM's, saying why (``notice``; the details go to the log)."""
+        answer = self._extractive(question, turn, query, language, passages, snap)
+        return answer.model_copy(
+            update={
+                "notice": notice,
+                "timings_ms": timings,
+                "latency_ms": _ms(started),
+                "resolved_question": turn.query,
+            }
+        )
+
     def _llm(
         self,
         question: str,
@@ -324,8 +352,8 @@ class Advisor:
         started: float,
         snap: Snapshot,
     ) -> Iterator[Answer]:
-        from app.llm.backends import stream_llm_answer
-        from app.llm.citations import finalize_llm_answer
+        from app.llm.backends import LLMUnavailable, stream_llm_answer
+        from app.llm.citations import drop_unsupported, finalize_llm_answer, is_refusal
 
         t0 = time.perf_counter()
         r = self._decide(turn, query, language, passages, snap)
@@ -336,9 +364,19 @@ class Advisor:
             )
             return
         partial = ""
-        for partial in stream_llm_answer(question, passages, self.settings, backend, language, history):
-            yield Answer(question=question, answer=partial, language=language, passages=passages, backend=backend)
+        try:
+            for partial in stream_llm_answer(question, passages, self.settings, backend, language, history):
+                yield Answer(question=question, answer=partial, language=language, passages=passages, backend=backend)
+        except LLMUnavailable as exc:
+            log.warning("LLM backend %s failed, answering extractively: %s", backend, exc)
+            notice: FallbackNotice = "llm_timeout" if exc.kind == "timeout" else "llm_unavailable"
+            yield self._fallback(question, turn, query, language, passages, snap, notice, timings, started)
+            return
         text, citations, flagged = finalize_llm_answer(partial, passages)
+        text = drop_unsupported(text, flagged)
+        if not citations and not is_refusal(text):
+            yield self._fallback(question, turn, query, language, passages, snap, "llm_unsupported", timings, started)
+            return
         timings["answer"] = _ms(t0)
         yield Answer(
             question=question,

@@ -201,6 +201,14 @@ class LLMSettings(_Section):
     timeout_s: float = Field(
         60.0, gt=0, description="Timeout for one LLM request, in seconds.", json_schema_extra=_env("LLM_TIMEOUT_S")
     )
+    max_tokens: int = Field(
+        1024,
+        ge=16,
+        le=32_768,
+        description="Longest LLM answer, in tokens (a grounded answer is a few sentences; the cap stops a rambling "
+        "model well before the timeout).",
+        json_schema_extra=_env("LLM_MAX_TOKENS"),
+    )
 
 
 class WebSettings(_Section):
