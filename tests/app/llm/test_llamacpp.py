@@ -99,3 +99,16 @@ def test_a_dead_server_gives_the_extractive_answer_with_a_plain_notice(indexed: 
     shown = _shown(final)
     assert "not available right now" in shown and "three times a year" in shown
     assert not INTERNALS.search(re.sub(r"https://example\.test\S*", "", shown)), shown
+
+
+def test_uncited_sentences_are_left_out_of_a_cited_answer(indexed: Settings) -> None:
+    """Beside the real runtime (SmolLM2-135M seldom cites): a scripted server's answer citing one passage."""
+    from fake_openai_server import FakeLLMServer
+
+    chunks = ["Minor releases ship three times a year [1]. ", "Nobody knows why. ", "It is documented [9]."]
+    with FakeLLMServer(chunks=chunks) as server:
+        final = list(_advisor(indexed, server.openai_url).stream(QUESTION, backend="openai", k=3))[-1]
+    assert final.notice is None and final.backend == "openai"
+    assert final.answer == "Minor releases ship three times a year [1]."
+    assert final.flagged == ["Nobody knows why.", "It is documented."] and len(final.citations) == 1
+    assert "2 sentence(s) of the model's answer had no valid citation and were left out" in _shown(final)
