@@ -4,9 +4,8 @@ Steps, all on ONE snapshot of the index per question: validate → resolve the f
 dominates) → strip injected instructions → retrieve (hybrid) → one passage per section of a translated
 document, in the question's language → score evidence units → refuse (``app.answer.refusal``) or compose an
 extractive answer (``app.answer.compose``) with a verdict for selection questions (``app.advice.verdict``) — or hand the
-numbered passages to an LLM backend, whose uncited sentences are left out; when the LLM times out, is
-unavailable, or cites none of the passages, the extractive answer is given instead with a ``notice`` saying
-so. Timings are recorded per stage.
+numbered passages to an LLM backend (its uncited sentences left out; the extractive answer with a ``notice``
+when it times out, is down or cites nothing). Timings are recorded per stage.
 """
 
 from __future__ import annotations
@@ -316,29 +315,6 @@ class Advisor:
             passages=passages,
         )
 
-    def _fallback(
-        self,
-        question: str,
-        turn: Resolved,
-        query: str,
-        language: str,
-        passages: list[Passage],
-        snap: Snapshot,
-        notice: FallbackNotice,
-        timings: dict[str, float],
-        started: float,
-    ) -> Answer:
-        """The extractive answer in place of an LLM's, saying why (``notice``; the details go to the log)."""
-        answer = self._extractive(question, turn, query, language, passages, snap)
-        return answer.model_copy(
-            update={
-                "notice": notice,
-                "timings_ms": timings,
-                "latency_ms": _ms(started),
-                "resolved_question": turn.query,
-            }
-        )
-
     def _llm(
         self,
         question: str,
@@ -355,6 +331,12 @@ class Advisor:
         from app.llm.backends import LLMUnavailable, stream_llm_answer
         from app.llm.citations import drop_unsupported, finalize_llm_answer, is_refusal
 
+        def fallback(notice: FallbackNotice) -> Answer:
+            """The extractive answer in place of the LLM's, saying why (the details go to the log)."""
+            answer = self._extractive(question, turn, query, language, passages, snap)
+            update = {"notice": notice, "timings_ms": timings, "latency_ms": _ms(started)}
+            return answer.model_copy(update={**update, "resolved_question": turn.query})
+
         t0 = time.perf_counter()
         r = self._decide(turn, query, language, passages, snap)
         if r.decision.text is not None or not passages:
@@ -369,13 +351,12 @@ class Advisor:
                 yield Answer(question=question, answer=partial, language=language, passages=passages, backend=backend)
         except LLMUnavailable as exc:
             log.warning("LLM backend %s failed, answering extractively: %s", backend, exc)
-            notice: FallbackNotice = "llm_timeout" if exc.kind == "timeout" else "llm_unavailable"
-            yield self._fallback(question, turn, query, language, passages, snap, notice, timings, started)
+            yield fallback("llm_timeout" if exc.kind == "timeout" else "llm_unavailable")
             return
         text, citations, flagged = finalize_llm_answer(partial, passages)
         text = drop_unsupported(text, flagged)
         if not citations and not is_refusal(text):
-            yield self._fallback(question, turn, query, language, passages, snap, "llm_unsupported", timings, started)
+            yield fallback("llm_unsupported")
             return
         timings["answer"] = _ms(t0)
         yield Answer(
