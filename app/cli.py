@@ -56,6 +56,7 @@ def answer_json(answer: Answer, qid: Any = None) -> dict[str, Any]:
             {"doc_id": p.doc_id, "chunk_id": p.chunk_id, "section": p.section, "score": p.score}
             for p in answer.passages
         ],
+        "notice": answer.notice,
         "latency_ms": answer.latency_ms,
     }
 
@@ -104,6 +105,10 @@ def answer_text(answer: Answer) -> str:
     lines = [answer.answer, ""]
     if answer.more_text:
         lines += ["More from the documents:" if answer.language != "ja" else "ほかの該当箇所:", answer.more_text, ""]
+    if answer.notice:
+        from app.web.i18n import t  # the one place the notices are worded
+
+        lines = [f"Note: {t('notice_' + answer.notice, 'en')}", "", *lines]
     if answer.citations:
         lines.append("Sources:")
         for c in answer.citations:

@@ -252,6 +252,9 @@ class Turn(BaseModel):
     content: str
 
 
+FallbackNotice = Literal["llm_timeout", "llm_unavailable", "llm_unsupported"]
+
+
 class Answer(BaseModel):
     question: str
     answer: str = Field(description="Markdown text with inline [n] markers: what a user reads first (the lead).")
@@ -272,7 +275,14 @@ class Answer(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     passages: list[Passage] = Field(default_factory=list, description="Ranked retrieved passages (contexts).")
     backend: str = "extractive"
-    flagged: list[str] = Field(default_factory=list, description="LLM sentences without a valid citation.")
+    flagged: list[str] = Field(
+        default_factory=list, description="LLM sentences without a valid citation (left out of the answer)."
+    )
+    notice: FallbackNotice | None = Field(
+        None,
+        description="Why an LLM backend's answer was replaced by the extractive one: the model timed out, its "
+        "server was unavailable, or its answer cited none of the passages.",
+    )
     latency_ms: float = 0.0
     timings_ms: dict[str, float] = Field(default_factory=dict, description="Per-stage latency.")
     resolved_question: str = Field("", description="The question after follow-up resolution.")

@@ -4,11 +4,13 @@ Steps, all on ONE snapshot of the index per question: validate → resolve the f
 dominates) → strip injected instructions → retrieve (hybrid) → one passage per section of a translated
 document, in the question's language → score evidence units → refuse (``app.answer.refusal``) or compose an
 extractive answer (``app.answer.compose``) with a verdict for selection questions (``app.advice.verdict``) — or hand the
-numbered passages to an LLM backend. Timings are recorded per stage.
+numbered passages to an LLM backend (its uncited sentences left out; the extractive answer with a ``notice``
+when it times out, is down or cites nothing). Timings are recorded per stage.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +44,7 @@ from app.answer.selector import load as load_selector
 from app.models import (
     Answer,
     Citation,
+    FallbackNotice,
     Passage,
     Profile,
     Quote,
@@ -68,6 +71,8 @@ __all__ = ["Advisor", "QuestionError", "strip_injection", "validate_question"]
 
 CANDIDATE_FACTOR = 3  # passages retrieved per passage used: room to drop a section's other version
 CONTEXT_WEIGHT = 0.5  # a follow-up's earlier question counts this much in evidence scoring
+
+log = logging.getLogger(__name__)
 
 
 class Advisor:
@@ -393,8 +398,14 @@ class Advisor:
         started: float,
         snap: Snapshot,
     ) -> Iterator[Answer]:
-        from app.llm.backends import stream_llm_answer
-        from app.llm.citations import finalize_llm_answer
+        from app.llm.backends import LLMUnavailable, stream_llm_answer
+        from app.llm.citations import drop_unsupported, finalize_llm_answer, is_refusal
+
+        def fallback(notice: FallbackNotice) -> Answer:
+            """The extractive answer in place of the LLM's, saying why (the details go to the log)."""
+            answer = self._extractive(question, turn, query, language, passages, snap)
+            update = {"notice": notice, "timings_ms": timings, "latency_ms": _ms(started)}
+            return answer.model_copy(update={**update, "resolved_question": turn.query})
 
         t0 = time.perf_counter()
         r = self._decide(turn, query, language, passages, snap)
@@ -405,9 +416,18 @@ class Advisor:
             )
             return
         partial = ""
-        for partial in stream_llm_answer(question, passages, self.settings, backend, language, history):
-            yield Answer(question=question, answer=partial, language=language, passages=passages, backend=backend)
+        try:
+            for partial in stream_llm_answer(question, passages, self.settings, backend, language, history):
+                yield Answer(question=question, answer=partial, language=language, passages=passages, backend=backend)
+        except LLMUnavailable as exc:
+            log.warning("LLM backend %s failed, answering extractively: %s", backend, exc)
+            yield fallback("llm_timeout" if exc.kind == "timeout" else "llm_unavailable")
+            return
         text, citations, flagged = finalize_llm_answer(partial, passages)
+        text = drop_unsupported(text, flagged)
+        if not citations and not is_refusal(text):
+            yield fallback("llm_unsupported")
+            return
         timings["answer"] = _ms(t0)
         yield Answer(
             question=question,

@@ -25,6 +25,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ENV_PREFIX = "ADVISOR_"
 
 AnswerBackend = Literal["extractive", "openai", "ollama"]
+DATABASE_SCHEMES = ("postgresql://", "postgres://", "sqlite:///")
 
 
 def _env(name: str, *, secret: bool = False) -> dict[str, Any]:
@@ -206,6 +207,14 @@ class LLMSettings(_Section):
     timeout_s: float = Field(
         60.0, gt=0, description="Timeout for one LLM request, in seconds.", json_schema_extra=_env("LLM_TIMEOUT_S")
     )
+    max_tokens: int = Field(
+        1024,
+        ge=16,
+        le=32_768,
+        description="Longest LLM answer, in tokens (a grounded answer is a few sentences; the cap stops a rambling "
+        "model well before the timeout).",
+        json_schema_extra=_env("LLM_MAX_TOKENS"),
+    )
 
 
 class WebSettings(_Section):
@@ -217,10 +226,30 @@ class WebSettings(_Section):
         json_schema_extra=_env("HOST"),
     )
     port: int = Field(7860, ge=1, le=65535, description="Port of the web UI.", json_schema_extra=_env("PORT"))
-    auth: str | None = Field(
+    users_file: Path | None = Field(
         None,
-        description="'user:pass' to require a login for the web UI.",
-        json_schema_extra=_env("AUTH", secret=True),
+        description="File of users who may log in to the web UI and the feedback API: one 'user:hash' a line "
+        "(argon2 from `app --hash-user NAME`, or bcrypt); unset (and no ADVISOR_USERS) = no login.",
+        json_schema_extra=_env("USERS_FILE"),
+    )
+    users: SecretStr | None = Field(
+        None,
+        description="Users as 'user:hash' entries separated by newlines or spaces (added to the users file's).",
+        json_schema_extra=_env("USERS", secret=True),
+    )
+    login_max_failures: int = Field(
+        5,
+        ge=1,
+        le=1000,
+        description="Failed logins per user name, and per client address, within the login window before "
+        "further tries get 429 with Retry-After.",
+        json_schema_extra=_env("LOGIN_MAX_FAILURES"),
+    )
+    login_window_s: float = Field(
+        300.0,
+        gt=0,
+        description="The login window, in seconds: a failure counts against its user and address this long.",
+        json_schema_extra=_env("LOGIN_WINDOW_S"),
     )
     concurrency: int = Field(
         4,
@@ -249,8 +278,15 @@ class WebSettings(_Section):
     )
     data_dir: Path = Field(
         PROJECT_ROOT / ".data",
-        description="Folder for local app data (feedback database).",
+        description="Folder for local app data (the SQLite feedback database, advisor.db).",
         json_schema_extra=_env("DATA_DIR"),
+    )
+    database_url: SecretStr | None = Field(
+        None,
+        description="Feedback database: 'postgresql://user:password@host:5432/db' for PostgreSQL (several app "
+        "machines), 'sqlite:///path/to/file.db'; unset = SQLite in the data folder (several app processes on one "
+        "machine).",
+        json_schema_extra=_env("DATABASE_URL", secret=True),
     )
     stage_log: Path | None = Field(
         None,
@@ -259,18 +295,16 @@ class WebSettings(_Section):
         json_schema_extra=_env("STAGE_LOG"),
     )
 
-    @field_validator("auth")
+    @field_validator("database_url")
     @classmethod
-    def _user_colon_password(cls, value: str | None) -> str | None:
-        # Checked here so every command reports a malformed login the same way, before anything starts.
-        if value:
-            user, sep, password = value.partition(":")
-            if not (sep and user and password):
-                raise ValueError("must look like user:password")
+    def _known_database(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(DATABASE_SCHEMES):
+            raise ValueError("must start with " + ", ".join(DATABASE_SCHEMES))
         return value
 
     @property
     def feedback_path(self) -> Path:
+        """The JSON Lines file earlier versions kept feedback in (imported into the database once)."""
         return self.data_dir / "feedback.jsonl"
 
 

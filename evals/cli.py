@@ -2,7 +2,7 @@
 
     evals [--golden FILE] [--json] [--ablation] [--cache DIR] [--report-dir DIR]
           [--min-accuracy X] [--min-hit5 X] [--min-refusal-recall X]
-    evals --feedback FILE [--golden FILE] [--report-dir DIR]    # import 👍/👎 feedback as candidates
+    evals --feedback [FILE] [--golden FILE] [--report-dir DIR]  # ratings (database or FILE) as candidates
     evals --situations dev|test [--report-dir DIR]              # the situation reader on labelled text
 
 Prints a table (to stderr with --json, which prints one JSON document to stdout), writes
@@ -33,6 +33,7 @@ DEFAULT_GOLDEN = PROJECT_ROOT / "evals" / "golden.jsonl"
 DEFAULT_REPORTS = PROJECT_ROOT / "evals" / "reports"
 DEFAULT_CACHE = PROJECT_ROOT / ".index-evals"
 CANDIDATES_FILE = "feedback-candidates.jsonl"
+FROM_STORE = Path("<feedback database>")  # --feedback without FILE
 
 # (argparse dest, Summary field, flag) for the gate.
 THRESHOLDS = (
@@ -59,8 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-hit5", type=float, metavar="X", help="fail when hit@5 < X")
     parser.add_argument("--min-refusal-recall", type=float, metavar="X", help="fail when refusal recall < X")
     parser.add_argument(
-        "--feedback", type=Path, metavar="FILE",
-        help="only import the app's feedback JSONL as candidate golden cases (written next to the report)",
+        "--feedback", type=Path, metavar="FILE", nargs="?", const=FROM_STORE,
+        help="only turn the app's ratings into candidate golden cases (written next to the report): from the "
+        "feedback database the settings name, or from FILE (JSON Lines, e.g. GET /api/feedback's export)",
     )  # fmt: skip
     parser.add_argument(
         "--situations", choices=["train", "dev", "test"], metavar="SPLIT",
@@ -85,43 +87,33 @@ def gate(run: SystemRun, args: argparse.Namespace) -> list[str]:
     return failures
 
 
-def _candidates_from_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Fallback reader for the feedback format (timestamp, question, answer, citations, rating, comment)."""
-    from core.text import detect_language
+def _feedback_records(feedback: Path, settings: Settings | None) -> list[Any] | str:
+    """The ratings, from the database or a JSON Lines file; a message (str) when there are none to read."""
+    from app.web.feedback import load_feedback
+    from app.web.feedback_db import StoreError, open_store
 
-    out: dict[str, dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        question = str(record.get("question", "")).strip() if isinstance(record, dict) else ""
-        if not question:
-            continue
-        rating = str(record.get("rating", ""))
-        out[f"{question}\n{rating}"] = {
-            "id": f"fb-{len(out) + 1:04d}",
-            "question": question,
-            "lang": detect_language(question),
-            "reference_answer": "",
-            "must_include": [],
-            "sources": list(dict.fromkeys(str(c.get("doc_id", "")) for c in record.get("citations") or [])),
-            "refuse": False,
-            "tags": ["from-feedback", f"rating-{rating or 'none'}"],
-        }
-    return list(out.values())
-
-
-def import_feedback(feedback: Path, golden: Path, report_dir: Path) -> int:
-    if not feedback.is_file():
-        print(f"evals: feedback file {feedback} not found (the app writes it on 👍/👎)", file=sys.stderr)
-        return 2
+    if feedback != FROM_STORE:
+        if not feedback.is_file():
+            return f"feedback file {feedback} not found (export one with GET /api/feedback, or omit FILE)"
+        return list(load_feedback(feedback))
     try:
-        from app.web.feedback import export_candidates
+        store = open_store(settings or settings_or_exit("evals"))
+    except StoreError as exc:
+        return str(exc)
+    try:
+        return list(store.all())
+    finally:
+        store.close()
 
-        candidates = export_candidates(feedback)
-    except ImportError:
-        candidates = _candidates_from_jsonl(feedback)
+
+def import_feedback(feedback: Path, golden: Path, report_dir: Path, settings: Settings | None = None) -> int:
+    from app.web.feedback import export_candidates
+
+    records = _feedback_records(feedback, settings)
+    if isinstance(records, str):
+        print(f"evals: {records}", file=sys.stderr)
+        return 2
+    candidates = export_candidates(records)
     try:
         known = {c.question.strip() for c in load_golden(golden)}
     except GoldenError:
@@ -203,7 +195,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
         if args.report_dir == DEFAULT_REPORTS:
             args.report_dir = DEFAULT_REPORTS / args.split
     if args.feedback:
-        return import_feedback(args.feedback, args.golden, args.report_dir)
+        return import_feedback(args.feedback, args.golden, args.report_dir, settings)
     settings = settings or settings_or_exit("evals")
     if args.situations:
         return situations_report(args.situations, settings, args.report_dir)

@@ -29,7 +29,6 @@ from app.models import Passage, Turn
 from core.chat import base_url, chat_failure, chat_model
 from core.settings import Settings
 
-MAX_TOKENS = 1024  # a grounded answer is a few sentences; a cap stops a rambling model well before timeout
 HISTORY_TURNS = 4
 HISTORY_CHARS = 400
 
@@ -58,7 +57,12 @@ _TAG = re.compile(r"<(/?\s*(?:passages|passage|conversation|turn|question)\b)", 
 
 
 class LLMUnavailable(RuntimeError):
-    """The LLM server is unreachable, timed out or returned an HTTP error. The message is user-facing."""
+    """The LLM server is unreachable, timed out or returned an HTTP error. The message is for the operator
+    (it names the URL and the setting to fix); ``kind`` is ``"timeout"`` or ``"unavailable"``."""
+
+    def __init__(self, message: str, kind: str = "unavailable") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 # How to get a server running, named in every "cannot reach" message and in the UI's health notes.
@@ -184,7 +188,7 @@ def stream_llm_answer(
     Raises ``LLMUnavailable`` (possibly after some text was yielded) and ``ValueError`` for an unknown
     backend. Reasoning blocks (``<think>…</think>``) are hidden from the yielded text.
     """
-    model = chat_model(settings, backend, streaming=True, max_tokens=MAX_TOKENS)
+    model = chat_model(settings, backend, streaming=True, max_tokens=settings.llm.max_tokens)
     messages = build_messages(question, passages, language, history)
     text = ""
     shown = None
@@ -219,7 +223,7 @@ def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavail
     if backend == "openai":
         where, model = f"The OpenAI-compatible server at {url}", settings.llm.openai_model
         if failure.kind == "timeout":
-            return LLMUnavailable(f"{where} {timeout}")
+            return LLMUnavailable(f"{where} {timeout}", "timeout")
         if failure.kind == "unreachable":
             return LLMUnavailable(f"Cannot reach the OpenAI-compatible server at {url}. {start_openai(url)}")
         if failure.kind == "http":
@@ -236,7 +240,7 @@ def _unavailable(exc: Exception, settings: Settings, backend: str) -> LLMUnavail
         )
     model = settings.llm.ollama_model
     if failure.kind == "timeout":
-        return LLMUnavailable(f"Ollama at {url} {timeout}")
+        return LLMUnavailable(f"Ollama at {url} {timeout}", "timeout")
     if failure.kind == "http" and failure.status == 404:
         return LLMUnavailable(
             f"Ollama at {url} does not have model {model!r}: run `ollama pull {model}` or set ADVISOR_OLLAMA_MODEL."

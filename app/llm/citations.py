@@ -181,3 +181,15 @@ def finalize_llm_answer(text: str, passages: list[Passage]) -> tuple[str, list[C
         and not is_refusal(sentence)
     ]
     return cleaned, citations, flagged
+
+
+def drop_unsupported(text: str, flagged: list[str]) -> str:
+    """The answer without its flagged (uncited) sentences: ``"A [1]. B. C [1]."``, ``["B."]`` → ``"A [1].  C [1]."``.
+
+    A list item left empty goes too; code blocks and indentation are kept as they are.
+    """
+    for sentence in flagged:
+        text = text.replace(sentence, "", 1)
+    lines = [line.rstrip() for line in text.splitlines()]
+    lines = [line for line in lines if not re.fullmatch(r"\s*(?:[-*+]|\d+[.)])", line)]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

@@ -133,6 +133,7 @@ def answer_markdown(answer: Answer, key: str, *, partial: bool = False, lang: st
     """
     lang = frame_lang(answer, lang)
     parts = [
+        f'<p class="notice">ℹ️ {esc(t("notice_" + answer.notice, lang))}</p>' if answer.notice else "",
         direct_html(answer, key, lang),
         _quotes_html(answer, key, lang, partial),
         why_html(answer.verdict, answer.citations, key, lang),

@@ -78,6 +78,10 @@ class Answering:
     def mode(self) -> str:
         return f"{self.pool.size} answer workers" if self.pool is not None else "in-process"
 
+    def live_workers(self) -> int:
+        """Answer worker processes running now (0 when answering in this process)."""
+        return self.pool.live() if self.pool is not None else 0
+
     def start(self) -> None:
         """Load the models (blocking: the UI calls it in a background thread). Workers that cannot start
         leave answering to this process, with a warning in the log."""

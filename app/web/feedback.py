@@ -1,17 +1,17 @@
-"""👍/👎 feedback on answers, kept locally as JSON Lines, and its export as candidate golden cases.
+"""👍/👎 feedback on answers: the record, its JSON Lines form, and its export as candidate golden cases.
 
-One line per rated answer: timestamp, message id, question, answer, citations, rating, optional comment
-(plus backend and language, which help when reading it later). A later vote or comment on the same
-answer (same ``message_id``) replaces the earlier line, so 👎 then 👍 keeps only 👍. Writes are
-serialised by a process-wide lock and replace the file atomically, so concurrent UI requests never
-interleave or lose lines. ``export_candidates`` turns ratings into cases in the
+One record per rated answer: timestamp, message id, question, answer, citations, rating, optional comment
+(plus backend and language, which help when reading it later). The records live in the feedback database
+(``app.web.feedback_db``), one per message id, so 👎 then 👍 keeps only 👍; ``load_feedback`` reads the JSON
+Lines form (the file earlier versions wrote, and ``GET /api/feedback``'s export). ``export_candidates`` turns
+ratings into cases in the
 ``evals/golden.jsonl`` format for a person to review: a liked answer proposes itself as the reference;
 a disliked one keeps its question and cited sources but leaves the reference answer to the reviewer.
 ``must_include`` is always empty: the evals loader requires key facts for answerable cases, so a
 candidate becomes golden only after a person writes them.
 
-Deliberately left out: a database (JSONL is enough for local, single-host use), and writing into
-``evals/`` — candidates are returned, and a person decides what becomes golden.
+Deliberately left out: storage (``app.web.feedback_db``), and writing into ``evals/`` — candidates are
+returned, and a person decides what becomes golden.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -27,11 +26,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from app.models import Answer, CitedSource
-from core.files import write_atomic
 
 Rating = Literal["up", "down"]
 MAX_COMMENT_CHARS = 2000
-_LOCK = threading.Lock()
 _MARKERS = re.compile(r"\s*\[\d{1,3}\]")
 
 
@@ -42,7 +39,7 @@ class FeedbackRecord(BaseModel):
     answer: str
     citations: list[CitedSource] = Field(default_factory=list)
     rating: Rating
-    comment: str = ""
+    comment: str = Field("", max_length=MAX_COMMENT_CHARS)
     refused: bool = False
     language: str = "en"
     backend: str = ""
@@ -65,33 +62,6 @@ def make_record(
         language=answer.language,
         backend=answer.backend,
     )
-
-
-def record_feedback(
-    path: Path, answer: Answer, rating: Rating, comment: str = "", message_id: str = ""
-) -> FeedbackRecord:
-    """Store one rating in the JSONL file at ``path`` (created with its folder when missing).
-
-    With a ``message_id``, an earlier line for the same answer is replaced; without one, the line is appended.
-    """
-    record = make_record(answer, rating, comment, message_id=message_id)
-    line = json.dumps(record.model_dump(), ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _LOCK:
-        if not message_id or not path.exists():
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write(line)
-            return record
-        kept = [old for old in path.read_text(encoding="utf-8").splitlines(keepends=True) if not _same(old, message_id)]
-        write_atomic(path, "".join(kept) + line)
-    return record
-
-
-def _same(line: str, message_id: str) -> bool:
-    try:
-        return bool(json.loads(line).get("message_id") == message_id)
-    except (ValueError, AttributeError):
-        return False  # a damaged line is kept as it is; load_feedback skips it
 
 
 def load_feedback(path: Path) -> list[FeedbackRecord]:
@@ -137,10 +107,15 @@ def to_candidate(record: FeedbackRecord) -> dict[str, Any]:
     }
 
 
-def export_candidates(path: Path) -> list[dict[str, Any]]:
-    """Candidate golden cases from the feedback file, one per (question, rating), latest rating wins."""
+def records_jsonl(records: list[FeedbackRecord]) -> str:
+    """Records as JSON Lines (UTF-8 text, one record a line), the form ``load_feedback`` reads."""
+    return "".join(json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in records)
+
+
+def export_candidates(records: list[FeedbackRecord]) -> list[dict[str, Any]]:
+    """Candidate golden cases from ratings (oldest first), one per (question, rating), latest rating wins."""
     cases: dict[str, dict[str, Any]] = {}
-    for record in load_feedback(path):
+    for record in records:
         if record.question.strip():
             case = to_candidate(record)
             cases[case["id"]] = case

@@ -36,7 +36,8 @@ from app.web import panels as web_panels
 from app.web import render
 from app.web.answer_view import answer_markdown, answer_plain
 from app.web.answering import WARM_UP_WAIT_S, Answering, worker_count
-from app.web.feedback import Rating, record_feedback
+from app.web.feedback_db import LazyStore
+from app.web.feedback_ui import FeedbackHandlers
 from app.web.i18n import UNSET, form_facets, t
 from app.web.source_panel import panel_html
 from app.web.stages import StageLog, Stages
@@ -70,7 +71,7 @@ def backend_label(backend: str, lang: str, health: Health | None = None) -> str:
     return label if health is None or health.ok else f"{label} — {t('unavailable', lang)}"
 
 
-class Runtime:
+class Runtime(FeedbackHandlers):
     """The advisor, where it answers, and whether its models are loaded (set by the background warm-up).
 
     ``workers``: answer worker processes; ``None`` = ``web.answer_workers`` (default one per core).
@@ -86,6 +87,7 @@ class Runtime:
         self._running: set[str] = set()  # sessions with an answer on its way
         self._stopped: set[str] = set()  # ...of which these were stopped
         self.stages = StageLog(settings.web.stage_log)
+        self.feedback = LazyStore(settings)
         threading.Thread(target=self._warm_up, name="advisor-warm-up", daemon=True).start()
 
     def _warm_up(self) -> None:
@@ -109,6 +111,7 @@ class Runtime:
     def close(self) -> None:
         """Stop the answer workers (the UI's process ends them too, by closing their pipes as it exits)."""
         self.answering.close()
+        self.feedback.close()
 
     # --- status and backends ---------------------------------------------------------------------
     def status(self, lang: str = "en") -> str:
@@ -273,28 +276,6 @@ class Runtime:
     @property
     def _limit(self) -> int:
         return self.settings.answer.max_question_chars
-
-    # --- feedback --------------------------------------------------------------------------------
-    def vote(self, conv: Conversation | None, lang: str, like: gr.LikeData) -> tuple[Any, str, Any]:
-        """A 👍/👎 on one answer: stored (replacing an earlier vote on it); opens the comment box by it."""
-        index = like.index if isinstance(like.index, int) else like.index[0]
-        entry = (conv or empty_conversation())["answers"].get(str(index))
-        if entry is None or like.liked not in (True, False):
-            return gr.skip(), t("vote_first", lang), gr.skip()
-        rating: Rating = "up" if like.liked else "down"
-        answer = Answer.model_validate(entry["answer"])
-        record_feedback(self.settings.web.feedback_path, answer, rating, message_id=entry["id"])
-        return gr.update(visible=True), t("vote_saved", lang), {"index": index, "rating": rating}
-
-    def comment(self, text: str, conv: Conversation | None, voted: dict[str, Any] | None, lang: str) -> tuple[str, Any]:
-        if not voted:
-            return t("vote_first", lang), gr.skip()
-        entry = (conv or empty_conversation())["answers"].get(str(voted["index"]))
-        if entry is None:
-            return t("vote_first", lang), gr.skip()
-        answer = Answer.model_validate(entry["answer"])
-        record_feedback(self.settings.web.feedback_path, answer, voted["rating"], text or "", message_id=entry["id"])
-        return t("comment_saved", lang), ""
 
     # --- the source panel ---------------------------------------------------------------------------
     async def open_source(

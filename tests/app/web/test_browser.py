@@ -1,7 +1,7 @@
 """The web UI end to end in real headless Chromium (Debian's /usr/bin/chromium) driven by Playwright.
 
 Types a Japanese and an English question, checks answers and citation markers render, opens a
-quoted passage, votes on an answer and finds the vote in the feedback file, checks that HTML in a
+quoted passage, votes on an answer and finds the vote in the feedback database, checks that HTML in a
 question stays inert, that the page is usable quickly while models load, and the flows a user relies
 on: citation jumps, copy, reload, export, backend health, the questionnaire and the passages slider.
 The defects of the UI review have their own files (test_browser_chat, test_browser_layout,
@@ -20,6 +20,7 @@ from fakes import FakeEmbeddings
 from playwright.sync_api import BrowserContext, expect
 
 from app.pipeline import Advisor
+from app.web.feedback_db import open_store
 from core.settings import Settings
 from ingest.indexer import run_ingest
 from tests.app.web.browser_kit import (
@@ -39,9 +40,12 @@ pytestmark = pytest.mark.browser
 
 
 def _feedback(settings: Settings) -> list[dict[str, object]]:
-    path = settings.web.feedback_path
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    return [json.loads(line) for line in lines]
+    """The ratings in the feedback database, as the JSON the export gives."""
+    store = open_store(settings)
+    try:
+        return [json.loads(record.model_dump_json()) for record in store.all()]
+    finally:
+        store.close()
 
 
 def test_chat_answers_citations_sources_and_feedback(indexed: Settings, browser: BrowserContext, shots: Path) -> None:
@@ -79,7 +83,7 @@ def test_chat_answers_citations_sources_and_feedback(indexed: Settings, browser:
         expect(page.locator("#passages")).to_contain_text("Relevance")
         shot(page, shots, "02-answers-and-open-source")
 
-        # A vote with a comment on this answer lands in the JSONL file.
+        # A vote with a comment on this answer lands in the feedback database.
         vote(page, 1, "up")
         expect(page.locator("#feedback-status")).to_contain_text("rating is saved", timeout=TIMEOUT_MS)
         page.fill("#feedback-comment textarea", "正確でした — accurate")
@@ -269,7 +273,7 @@ def test_reload_keeps_conversation_and_language_and_export(
         assert f"## {EN_QUESTION}" in text and "three times a year" in text and "<sup" not in text
 
 
-def test_backend_without_server_is_marked_and_its_error_says_what_to_do(
+def test_backend_without_server_is_marked_and_the_answer_is_extractive_with_a_notice(
     indexed: Settings, browser: BrowserContext
 ) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
@@ -279,8 +283,9 @@ def test_backend_without_server_is_marked_and_its_error_says_what_to_do(
         expect(page.locator("#settings")).to_contain_text("unavailable", timeout=TIMEOUT_MS)
         option.check()
         bot = ask(page, EN_QUESTION)
-        expect(bot).to_contain_text(dead)
-        expect(bot).to_contain_text("vllm serve")
+        expect(bot).to_contain_text("The language model is not available right now")
+        expect(bot).to_contain_text("three times a year")
+        expect(bot).not_to_contain_text(dead)
         expect(bot).not_to_contain_text("LLMUnavailable")
 
 

@@ -1,19 +1,22 @@
-"""app.web.feedback: JSONL storage of ratings and export as candidate golden cases."""
+"""app.web.feedback: the rating record, its JSON Lines form, and export as candidate golden cases."""
 
 from __future__ import annotations
 
 import json
-import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from app.models import Answer, Citation
 from app.web.feedback import (
+    FeedbackRecord,
     candidates_jsonl,
     export_candidates,
     load_feedback,
     make_record,
-    record_feedback,
+    records_jsonl,
 )
 from evals.golden import GoldenCase
 
@@ -35,10 +38,17 @@ def _answer(question: str = "Alphaの GPU 利用率は？", *, refused: bool = F
     )
 
 
-def test_record_appends_jsonl_with_all_fields(tmp_path: Path) -> None:
-    path = tmp_path / "data" / "feedback.jsonl"
-    record_feedback(path, _answer(), "up", "  とても良い  ")
-    record_feedback(path, _answer("What memory?", lang="en"), "down")
+def _jsonl(path: Path, *records: FeedbackRecord) -> Path:
+    path.write_text(records_jsonl(list(records)), encoding="utf-8")
+    return path
+
+
+def test_jsonl_form_has_all_fields_in_utf8(tmp_path: Path) -> None:
+    path = _jsonl(
+        tmp_path / "feedback.jsonl",
+        make_record(_answer(), "up", "  とても良い  "),
+        make_record(_answer("What memory?", lang="en"), "down"),
+    )
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2
     first = json.loads(lines[0])
@@ -56,34 +66,27 @@ def test_make_record_bounds_comment_and_stamps_time() -> None:
     rec = make_record(_answer(), "down", "x" * 5000, now=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
     assert rec.timestamp == "2026-01-02T03:04:05Z"
     assert len(rec.comment) == 2000
+    with pytest.raises(ValidationError):  # a record built from outside input is not cut: it is refused
+        FeedbackRecord.model_validate(rec.model_dump() | {"comment": "x" * 2001})
 
 
 def test_damaged_line_is_skipped(tmp_path: Path) -> None:
-    path = tmp_path / "feedback.jsonl"
-    record_feedback(path, _answer(), "up")
+    path = _jsonl(tmp_path / "feedback.jsonl", make_record(_answer(), "up"))
     with path.open("a", encoding="utf-8") as fh:
         fh.write('{"question": "half a line\n\n')
-    record_feedback(path, _answer("Q2", lang="en"), "down")
+        fh.write(records_jsonl([make_record(_answer("Q2", lang="en"), "down")]))
     assert [r.question for r in load_feedback(path)] == ["Alphaの GPU 利用率は？", "Q2"]
     assert load_feedback(tmp_path / "missing.jsonl") == []
 
 
-def test_concurrent_appends_do_not_interleave(tmp_path: Path) -> None:
-    path = tmp_path / "feedback.jsonl"
-    threads = [threading.Thread(target=record_feedback, args=(path, _answer(f"q{i}"), "up")) for i in range(20)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(r.question for r in load_feedback(path)) == sorted(f"q{i}" for i in range(20))
-
-
-def test_export_candidates_golden_format(tmp_path: Path) -> None:
-    path = tmp_path / "feedback.jsonl"
-    record_feedback(path, _answer(), "up")
-    record_feedback(path, _answer("What memory?", lang="en"), "down", "should say 512 MB")
-    record_feedback(path, _answer("Weather?", refused=True, lang="en"), "up")
-    cases = export_candidates(path)
+def test_export_candidates_golden_format() -> None:
+    cases = export_candidates(
+        [
+            make_record(_answer(), "up"),
+            make_record(_answer("What memory?", lang="en"), "down", "should say 512 MB"),
+            make_record(_answer("Weather?", refused=True, lang="en"), "up"),
+        ]
+    )
     assert len(cases) == 3
     for case in cases:
         assert set(case) == GOLDEN_KEYS
@@ -105,50 +108,7 @@ def test_export_candidates_golden_format(tmp_path: Path) -> None:
         GoldenCase.model_validate(reviewed)
 
 
-def test_export_keeps_latest_rating_per_question(tmp_path: Path) -> None:
-    path = tmp_path / "feedback.jsonl"
-    record_feedback(path, _answer("Q"), "up")
-    record_feedback(path, _answer("Q"), "up")
-    record_feedback(path, _answer("Q"), "down")
-    cases = export_candidates(path)
+def test_export_keeps_latest_rating_per_question() -> None:
+    cases = export_candidates([make_record(_answer("Q"), r) for r in ("up", "up", "down")])
     assert sorted(c["tags"][1] for c in cases) == ["thumbs-down", "thumbs-up"]
     assert len({c["id"] for c in cases}) == 2
-
-
-def test_a_later_vote_on_the_same_answer_replaces_the_earlier_one(tmp_path: Path) -> None:
-    path = tmp_path / "feedback.jsonl"
-    record_feedback(path, _answer("Q1"), "down", message_id="m1")
-    record_feedback(path, _answer("Q2", lang="en"), "up", message_id="m2")
-    record_feedback(path, _answer("Q1"), "up", message_id="m1")  # 👎 then 👍 on the same answer
-    record_feedback(path, _answer("Q1"), "up", "now with a comment", message_id="m1")
-    records = load_feedback(path)
-    assert [(r.message_id, r.rating, r.comment) for r in records] == [
-        ("m2", "up", ""),
-        ("m1", "up", "now with a comment"),
-    ]
-    assert not (tmp_path / "feedback.jsonl.tmp").exists()
-    # Without a message id (older callers), every rating is appended.
-    record_feedback(path, _answer("Q3"), "down")
-    record_feedback(path, _answer("Q3"), "up")
-    assert len(load_feedback(path)) == 4
-    assert sorted(c["tags"][1] for c in export_candidates(path) if c["question"] == "Q1") == ["thumbs-up"]
-
-
-def test_replacing_keeps_damaged_lines_and_concurrent_votes(tmp_path: Path) -> None:
-    path = tmp_path / "feedback.jsonl"
-    record_feedback(path, _answer("Q"), "up", message_id="m0")
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write("not json\n")
-    threads = [
-        threading.Thread(
-            target=record_feedback, args=(path, _answer(f"q{i}"), "up"), kwargs={"message_id": f"m{i % 5}"}
-        )
-        for i in range(20)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    ids = [r.message_id for r in load_feedback(path)]
-    assert sorted(ids) == [f"m{i}" for i in range(5)]  # one line per answer, none lost or doubled
-    assert "not json" in path.read_text(encoding="utf-8")

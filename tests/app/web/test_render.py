@@ -109,7 +109,7 @@ def test_refusal_is_said_once_and_flagged_is_noted() -> None:
     assert refused.lower().count("cannot answer") == 1 and "does not support" not in refused
     assert "Sources" not in refused
     flagged = answer_markdown(_answer("X [1]", [_cite(1)], flagged=["X"]), key="f")
-    assert "1 sentence(s) had no valid citation" in flagged
+    assert "1 sentence(s) of the model's answer had no valid citation and were left out" in flagged
 
 
 def test_verdict_is_rendered_from_the_verdict_object() -> None:
