@@ -120,9 +120,9 @@ class Runtime:
             return render.status_line(self.advisor.status(), lang=lang)
         except IndexUnavailable as exc:
             return render.status_error(str(exc), lang)
-        except Exception as exc:
+        except Exception:
             log.exception("status failed")
-            return render.status_error(type(exc).__name__, lang)
+            return render.internal_error(lang)
 
     def health(self, backend: str) -> Health:
         now = time.monotonic()
@@ -268,7 +268,7 @@ class Runtime:
         if isinstance(exc, LLMUnavailable):
             return render.llm_error(str(exc), lang)
         log.error("answering failed", exc_info=exc)
-        return render.internal_error(exc, lang)
+        return render.internal_error(lang)
 
     @property
     def _limit(self) -> int:
@@ -320,8 +320,11 @@ class Runtime:
         try:
             await self._until_ready()
             chunks, *originals = await self.answering.run("sections", wanted)
-        except Exception as exc:  # the index went away: the message says what to do
-            return gr.update(visible=True), f"<p>⚠️ {render.esc(str(exc) or type(exc).__name__)}</p>"
+        except IndexUnavailable as exc:  # the index went away: the message says what to do
+            return gr.update(visible=True), f"<p>⚠️ {render.esc(str(exc))}</p>"
+        except Exception:
+            log.exception("opening a source failed")
+            return gr.update(visible=True), f"<p>{render.esc(render.internal_error(lang))}</p>"
         return gr.update(visible=True), panel_html(citation, chunks, originals[0] if originals else [], lang)
 
     # --- exports ---------------------------------------------------------------------------------
@@ -350,9 +353,9 @@ class Runtime:
         except IndexUnavailable as exc:
             yield render.index_error(str(exc), lang), None
             return
-        except Exception as exc:
+        except Exception:
             log.exception("recommendation failed")
-            yield render.internal_error(exc, lang), None
+            yield render.internal_error(lang), None
             return
         yield web_panels.recommendation_markdown(rec, lang), rec.model_dump()
 
@@ -380,9 +383,9 @@ class Runtime:
             docs, info, rules = await self.answering.run("library")
         except IndexUnavailable as exc:
             return render.status_error(str(exc), lang), ""
-        except Exception as exc:
+        except Exception:
             log.exception("library failed")
-            return render.internal_error(exc, lang), ""
+            return render.internal_error(lang), ""
         return web_panels.library_markdown(docs, info, lang), web_panels.rules_markdown(rules, docs, lang)
 
 

@@ -166,8 +166,8 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "⚠️ **回答バックエンドを利用できません。** {msg}",
     ),
     "internal": (
-        "⚠️ Something went wrong ({name}). Please try again; if it keeps happening, check the server log.",
-        "⚠️ エラーが発生しました（{name}）。もう一度お試しください。",
+        "⚠️ Something went wrong while answering. Please try again; if it keeps happening, check the server log.",
+        "⚠️ 回答中にエラーが発生しました。もう一度お試しください。",
     ),
     "limit": ("(limit: {n} characters)", "（上限 {n} 文字）"),
     "too_long": (

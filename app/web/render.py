@@ -320,6 +320,6 @@ def llm_error(message: str, lang: str = "en") -> str:
     return t("llm_unavailable", lang, msg=escape_markdown(message))
 
 
-def internal_error(exc: BaseException, lang: str = "en") -> str:
-    # Only the exception type: messages of unexpected errors may carry paths or internals.
-    return t("internal", lang, name=esc(type(exc).__name__))
+def internal_error(lang: str = "en") -> str:
+    """An unexpected failure: nothing of the exception (its name and message are internals; the log has them)."""
+    return t("internal", lang)
