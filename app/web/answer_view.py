@@ -145,6 +145,15 @@ def answer_markdown(answer: Answer, key: str, *, partial: bool = False, lang: st
     return "\n\n".join(p for p in parts if p)
 
 
+def stopped_markdown(partial: Answer | None, key: str, lang: str = "en") -> str:
+    """An answer stopped by the user: what arrived of it, then a note that it was stopped (not rated)."""
+    lang = frame_lang(partial, lang) if partial is not None else lang
+    note = f'<div class="stopped" role="status">{esc(t("stopped", lang))}</div>'
+    if partial is None:
+        return f"{note}\n\n{NO_RATE}"
+    return f"{answer_markdown(partial, key, partial=True, lang=lang)}\n\n{note}"
+
+
 def direct_text(answer: Answer, lang: str) -> list[str]:
     """The direct answer as Markdown lines (the same parts as ``direct_html``)."""
     lines: list[str] = []

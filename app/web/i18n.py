@@ -176,6 +176,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "**質問が長すぎます:** {n} 文字です（上限 {limit} 文字）。短くしてもう一度質問してください。入力した文章は欄に残っています。",
     ),
     "unavailable": ("unavailable", "利用不可"),
+    "stopped": (
+        "■ Stopped — this answer was not finished. Your question is back in the box.",
+        "■ 停止しました — この回答は途中までです。質問は入力欄に戻してあります。",
+    ),
     "busy": (
         "**The advisor is busy:** {n} questions are being answered or waiting. Ask again in a moment — "
         "your text is still in the box.",

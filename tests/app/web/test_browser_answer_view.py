@@ -1,24 +1,32 @@
 """Issue 27, the answer view in Chromium at desktop (1366×900) and phone (390×844) size.
 
-A question whose answer worker dies in flight is answered by another worker, with no internal name shown.
+A question whose answer worker dies in flight is answered by another worker, with no internal name shown;
+Stop keeps the partial answer, marked stopped, puts the question back in the box and leaves no error state.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext, expect
+from fake_openai_server import FakeLLMServer
+from playwright.sync_api import BrowserContext, Page, expect
 
 from core.settings import Settings
 from tests.app.web.browser_kit import (
+    DESKTOP,
     EN_QUESTION,
+    JA_QUESTION,
+    PHONE,
     TIMEOUT_MS,
+    VOTE_LABELS,
     ask,
+    chromium,
     launched,
     open_page,
     shot,
@@ -70,3 +78,87 @@ def test_a_question_whose_worker_dies_is_answered_by_another(
         expect(page.locator("#chat")).not_to_contain_text("WorkerGone")
         expect(page.locator("#chat")).not_to_contain_text("went wrong")
         shot(page, shots, "answered-after-a-worker-died")
+
+
+SIZES = {"desktop": DESKTOP, "phone": PHONE}
+
+
+@pytest.fixture(params=list(SIZES))
+def sized(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BrowserContext]:
+    """Chromium at desktop size, then at phone size."""
+    yield from chromium(tmp_path, SIZES[request.param])
+
+
+def _blocked(page: Page, selector: str) -> bool:
+    """Whether something else lies over the middle of the element (a click there would not reach it)."""
+    return bool(
+        page.locator(selector).evaluate(
+            """el => { const r = el.getBoundingClientRect();
+                 const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+                 return !(top === el || el.contains(top)); }"""
+        )
+    )
+
+
+def test_stop_keeps_the_partial_answer_marked_stopped_and_the_question(
+    indexed: Settings, sized: BrowserContext, shots: Path
+) -> None:
+    gate = threading.Event()
+    with (
+        FakeLLMServer(chunks=CHUNKS, gate=gate) as server,
+        launched(indexed.with_(openai_base_url=server.openai_url)) as url,
+    ):
+        page = open_page(sized, url)
+        page.get_by_label("OpenAI-compatible", exact=False).check()
+        page.fill("#question textarea", JA_QUESTION)
+        page.click("#send")
+        bot = page.locator('[data-testid="bot"]').first
+        expect(bot).to_contain_text("Alpha used GPUs", timeout=TIMEOUT_MS)  # streamed, then paused
+        page.click("#stop")
+        expect(bot.locator(".stopped")).to_be_visible(timeout=TIMEOUT_MS)  # kept, and marked stopped
+        expect(bot).to_contain_text("Alpha used GPUs")
+        expect(page.locator("#send")).to_be_visible()
+        expect(page.locator("#question textarea")).to_have_value(JA_QUESTION)  # back in the box
+        page.wait_for_timeout(500)  # any status Gradio would paint after the event has ended
+        expect(page.get_by_text("Error", exact=True)).to_have_count(0)  # no error badges
+        assert not _blocked(page, "#question textarea") and not _blocked(page, "#send")
+        for rating in VOTE_LABELS.values():  # unfinished: nothing to rate
+            expect(page.locator(f'#chat button[aria-label="{rating}"]:visible')).to_have_count(0)
+        shot(page, shots, "stopped", full_page=False)
+        gate.set()  # the rest of the stream never reaches the page
+        page.get_by_label("Extractive", exact=False).check()
+        ask(page, EN_QUESTION)
+        expect(bot).not_to_contain_text("92%")
+        page.reload(wait_until="load")  # after a reload the stopped answer is still what arrived, marked
+        page.wait_for_selector("#question textarea", timeout=TIMEOUT_MS)
+        bot = page.locator('[data-testid="bot"]').first
+        expect(bot).to_contain_text("Alpha used GPUs", timeout=TIMEOUT_MS)
+        expect(bot.locator(".stopped")).to_be_visible()
+
+
+def test_stop_while_an_extractive_answer_is_computed(indexed: Settings, browser: BrowserContext) -> None:
+    """Stop before anything arrived: the bubble says it was stopped (never a bare "…") and Ask is back."""
+    pooled = indexed.with_(embedding_backend="fakes:FakeEmbeddings", answer_workers=1)
+    old = _worker_pids()  # an earlier test's
+    with launched(pooled) as url:
+        page = open_page(browser, url)
+        deadline = time.monotonic() + 120
+        while not (pids := _worker_pids(old)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        ask(page, EN_QUESTION)
+        (pid,) = pids
+        os.kill(pid, signal.SIGSTOP)  # the next answer takes as long as the test wants
+        try:
+            page.fill("#question textarea", TYPED_QUESTION)
+            page.click("#send")
+            bot = page.locator('[data-testid="bot"]').nth(1)
+            expect(bot).to_be_visible(timeout=TIMEOUT_MS)
+            page.click("#stop")
+            expect(bot.locator(".stopped")).to_be_visible(timeout=TIMEOUT_MS)
+            expect(page.locator("#send")).to_be_visible()
+            expect(page.locator("#question textarea")).to_have_value(TYPED_QUESTION)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        ask(page, TYPED_QUESTION)  # asked again: answered
+        expect(page.locator('[data-testid="bot"]').nth(2)).to_contain_text("512 MB")
+        expect(page.get_by_text("Error", exact=True)).to_have_count(0)
