@@ -75,6 +75,7 @@ def _chat_tab(ui: Page, rt: Runtime, settings: Settings, lang: str) -> None:
                 height=520,
                 latex_delimiters=[],
                 buttons=["copy"],
+                autoscroll=False,  # a new answer opens at its first line (the page's script), not its last
                 elem_id="chat",
                 placeholder=t("chat_placeholder", lang),
                 examples=chat_examples(lang),  # in the empty chat, so they are on the first screen

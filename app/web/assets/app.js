@@ -140,6 +140,50 @@
     if (hit) hit.scrollIntoView({ block: "center" });
   };
 
+  // A new answer opens at its first line and stays there while it streams (Gradio's own autoscroll, off,
+  // would pin the chat to the answer's last line: the sources). The user's own scrolling ends the pinning.
+  let pinned = null;
+  let pinnedCount = -1;
+  let pinnedTop = -1;
+  const chatScroller = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const style = getComputedStyle(p);
+      if (/(auto|scroll)/.test(style.overflowY) && p.scrollHeight > p.clientHeight) return p;
+      if (p.id === "chat") break;
+    }
+    return null;
+  };
+  const pinAnswer = () => {
+    const bots = document.querySelectorAll('#chat [data-testid="bot"]');
+    const users = document.querySelectorAll('#chat [data-testid="user"]');
+    if (bots.length < pinnedCount || !bots.length) { pinnedCount = bots.length; pinned = null; }
+    // only an answer to a question asked now (a restored conversation opens where Gradio puts it)
+    if (bots.length > pinnedCount && pinnedCount >= 0 && users.length) pinned = bots.length - 1;
+    pinnedCount = bots.length;
+    if (pinned === null) return;
+    const bot = bots[pinned];
+    const row = bot && (bot.closest(".message-row") || bot);
+    const scroller = row && chatScroller(row);
+    if (!scroller) return;
+    const top = row.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+    if (Math.abs(top) > 1) scroller.scrollTop += top;
+    pinnedTop = scroller.scrollTop;
+    const box = scroller.getBoundingClientRect();
+    if (box.top < 0 || box.top > window.innerHeight * 0.6) window.scrollBy(0, box.top - 8);
+  };
+  const unpin = (event) => { if (event.target.closest && event.target.closest("#chat")) pinned = null; };
+  // Once the answer is complete, a scroll by anything else (a citation jump, a script) ends the pinning too.
+  document.addEventListener("scroll", (event) => {
+    const stop = document.getElementById("stop");
+    const streaming = stop && stop.offsetParent !== null;
+    if (pinned !== null && !streaming && event.target.closest && event.target.closest("#chat")
+        && Math.abs(event.target.scrollTop - pinnedTop) > 2) pinned = null;
+  }, true);
+  ["wheel", "touchmove", "pointerdown"].forEach((name) => document.addEventListener(name, unpin, { capture: true, passive: true }));
+  document.addEventListener("keydown", (event) => {
+    if (["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "].includes(event.key)) unpin(event);
+  }, true);
+
   let queued = false;
   new MutationObserver(() => {
     if (queued) return;
@@ -147,6 +191,7 @@
     requestAnimationFrame(() => {
       queued = false;
       plainLabels();
+      pinAnswer();
       count();
       placeFeedback();
       showHit();

@@ -23,8 +23,10 @@ from tests.app.web.browser_kit import (
     EN_QUESTION,
     JA_QUESTION,
     PHONE,
+    SELECTION_QUESTION,
     TIMEOUT_MS,
     VOTE_LABELS,
+    article_settings,
     ask,
     chromium,
     launched,
@@ -162,3 +164,33 @@ def test_stop_while_an_extractive_answer_is_computed(indexed: Settings, browser:
         ask(page, TYPED_QUESTION)  # asked again: answered
         expect(page.locator('[data-testid="bot"]').nth(2)).to_contain_text("512 MB")
         expect(page.get_by_text("Error", exact=True)).to_have_count(0)
+
+
+def _in_view(page: Page, selector: str) -> dict[str, float]:
+    """Where an element sits relative to the window and to the chat's visible area (all in px)."""
+    return dict(
+        page.locator(selector).last.evaluate(
+            """el => { const r = el.getBoundingClientRect(), w = el.closest('.bubble-wrap').getBoundingClientRect();
+                 return {top: r.top, bottom: r.bottom, chatTop: w.top, chatBottom: w.bottom,
+                         height: window.innerHeight}; }"""
+        )
+    )
+
+
+def test_a_new_answer_opens_at_its_first_line_and_stays_there(
+    indexed: Settings, sized: BrowserContext, tmp_path: Path, shots: Path
+) -> None:
+    art = article_settings(indexed, tmp_path)
+    with launched(art) as url:
+        page = open_page(sized, url)
+        ask(page, TYPED_QUESTION)
+        for question, line in ((SELECTION_QUESTION, ".verdict-line"), (TYPED_QUESTION, ".direct-answer")):
+            bot = ask(page, question)
+            page.wait_for_timeout(1200)  # Gradio re-renders the chat a moment after an answer arrives
+            first = _in_view(page, '#chat [data-testid="bot"]')
+            assert abs(first["top"] - first["chatTop"]) <= 40, first  # the answer's first line at the top
+            seen = _in_view(page, f"#chat {line}")
+            assert seen["top"] >= max(0, seen["chatTop"]) - 1, seen  # the verdict / value line is visible,
+            assert seen["bottom"] <= min(seen["height"], seen["chatBottom"]) + 1, seen  # without scrolling
+            expect(bot.locator(line)).to_be_visible()
+        shot(page, shots, f"answer-opens-at-its-top-{page.viewport_size['width'] if page.viewport_size else 0}")
