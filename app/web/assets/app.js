@@ -96,6 +96,14 @@
     });
   };
 
+  // Gradio gives the empty chat's examples role="list" with buttons as children (no listitems): a group.
+  const fixRoles = () => {
+    document.querySelectorAll('#chat .examples[role="list"]').forEach((el) => {
+      el.setAttribute("role", "group");
+      el.setAttribute("aria-label", document.documentElement.lang === "ja" ? "質問例" : "Examples");
+    });
+  };
+
   // The live character count under the question box (its limit comes from the server's settings).
   const count = () => {
     const box = document.querySelector("#question textarea");
@@ -191,6 +199,7 @@
     requestAnimationFrame(() => {
       queued = false;
       plainLabels();
+      fixRoles();
       pinAnswer();
       count();
       placeFeedback();

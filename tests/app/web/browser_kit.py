@@ -9,9 +9,12 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Iterator
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import axe_playwright_python
 import pytest
 from fakes import FakeEmbeddings
 from playwright.sync_api import BrowserContext, Dialog, Locator, Page, expect, sync_playwright
@@ -158,6 +161,36 @@ def duplicate_ids(page: Page) -> list[Any]:
                return Object.entries(seen).filter(([, n]) => n > 1); }"""
         )
     )
+
+
+@cache
+def _axe_source() -> str:
+    """axe-core, as bundled by the axe-playwright-python package (never committed here)."""
+    return (files(axe_playwright_python) / "axe.min.js").read_text(encoding="utf-8")
+
+
+def axe_violations(page: Page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict[str, Any]]:
+    """axe-core's violations of the page as it is now, of these impacts: ``[{id, impact, help, count, nodes}]``
+    (the first five nodes of each, with axe's summary of what to fix)."""
+    # Outputs fade while an event runs: audit the page at rest, not the fade.
+    page.wait_for_function(
+        "() => !document.querySelector('.pending, .generating, .translucent:not(.hide)')", timeout=TIMEOUT_MS
+    )
+    page.wait_for_timeout(400)
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(_axe_source())
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    return [
+        {
+            "id": v["id"],
+            "impact": v["impact"],
+            "help": v["help"],
+            "count": len(v["nodes"]),
+            "nodes": [(n["target"], n.get("failureSummary", "")[:300]) for n in v["nodes"][:5]],
+        }
+        for v in result["violations"]
+        if v["impact"] in impacts
+    ]
 
 
 def article_settings(settings: Settings, tmp_path: Path) -> Settings:
