@@ -39,7 +39,11 @@ def answer_json(answer: Answer, qid: Any = None) -> dict[str, Any]:
             "parts": [p.model_dump() for p in info.parts] if info else [],
         },
         "answer": answer.answer,
+        "more": answer.more_text,
         "refused": answer.refused,
+        "value_line": answer.value_line.model_dump() if answer.value_line else None,
+        "lead_quotes": [q.model_dump(exclude_none=True) for q in answer.lead],
+        "more_quotes": [q.model_dump(exclude_none=True) for q in answer.more],
         "not_stated": answer.not_stated.model_dump() if answer.not_stated else None,
         "findings": [f.model_dump() for f in answer.findings],
         "missing": answer.missing,
@@ -97,6 +101,8 @@ def citation_json(c: Citation) -> dict[str, Any]:
 def answer_text(answer: Answer) -> str:
     """Plain-terminal rendering: the answer, then the numbered sources with their quotes."""
     lines = [answer.answer, ""]
+    if answer.more_text:
+        lines += ["More from the documents:" if answer.language != "ja" else "ほかの該当箇所:", answer.more_text, ""]
     if answer.citations:
         lines.append("Sources:")
         for c in answer.citations:

@@ -190,6 +190,54 @@ class Finding(BaseModel):
     n: int = Field(0, description="Citation number of the quote that holds the value.")
 
 
+class ValueSpan(BaseModel):
+    """A value inside a quote's shown text: what the value line states, and where the quote states it."""
+
+    part: int = Field(description="Index into TypedQuestion.parts.")
+    value: str
+    answer_type: AnswerType
+    start: int = Field(description="Offset of the value in Quote.text.")
+    end: int
+
+
+QuoteRole = Literal["value", "support", "against", "related"]
+
+
+class Quote(BaseModel):
+    """One quoted unit of a document as an answer shows it: a sentence, list item, table row or code window.
+
+    ``text`` is what the answer shows (table cells labelled by their header, markup dropped); ``markdown`` is
+    the verbatim source (a table row with its header, a code window), what a renderer draws as a table or a
+    code block; ``start``/``end`` locate the unit in its chunk's text (-1 when it is not there verbatim)."""
+
+    n: int = Field(description="Citation number (Citation.n).")
+    doc_id: str
+    chunk_id: str
+    title: str = ""
+    section: str = ""
+    kind: str = Field("sentence", description="sentence, item, row, code, code_line or heading.")
+    text: str
+    markdown: str = ""
+    code_language: str = ""
+    start: int = -1
+    end: int = -1
+    language: str = ""
+    values: list[ValueSpan] = Field(default_factory=list, description="Values of the value line inside ``text``.")
+    followers: list[str] = Field(default_factory=list, description="What a lead-in brings along, as shown text.")
+    follower_kinds: list[str] = Field(default_factory=list, description="Each follower's unit kind.")
+    role: QuoteRole = Field("support", description="value, support, against (the verdict), related (not stated).")
+    score: float | None = Field(None, description="The answer selector's probability that the unit answers.")
+    translation_of: str | None = None
+    original: str = Field("", description="A translation: the original's words for this quote.")
+
+
+class ValueLine(BaseModel):
+    """The bold line that opens a typed answer, shown only when its calibrated confidence clears the bar."""
+
+    findings: list[Finding]
+    confidence: float = Field(description="Calibrated probability that the value line is right.")
+
+
 class NotStated(BaseModel):
     """The focus is in the documents, but no passage states the value asked for."""
 
@@ -206,8 +254,12 @@ class Turn(BaseModel):
 
 class Answer(BaseModel):
     question: str
-    answer: str = Field(description="Markdown text with inline [n] markers.")
+    answer: str = Field(description="Markdown text with inline [n] markers: what a user reads first (the lead).")
+    more_text: str = Field("", description="Markdown of the quotes after the lead ('More from the documents').")
     refused: bool = False
+    value_line: ValueLine | None = Field(None, description="The value line when confident enough to show.")
+    lead: list[Quote] = Field(default_factory=list, description="The quotes shown first (at most three).")
+    more: list[Quote] = Field(default_factory=list, description="Further quotes, folded under the lead.")
     verdict: Verdict | None = Field(None, description="The platform verdict; None unless a selection question.")
     question_info: TypedQuestion | None = Field(None, description="The question analysed (focus, type, parts).")
     findings: list[Finding] = Field(default_factory=list, description="Values found for a typed question's parts.")

@@ -31,10 +31,23 @@ from app.answer.evidence import (
     score_passages,
     split_units,
 )
+from app.answer.features import Candidates, candidates
 from app.answer.guard import QuestionError, strip_injection, validate_question
 from app.answer.locate import Located, PartQuery, cover_parts, locate, part_query
 from app.answer.question import analyse
-from app.models import Answer, Passage, Profile, Recommendation, Turn, TypedQuestion, Verdict
+from app.answer.quotes import lead_and_more
+from app.models import (
+    Answer,
+    Citation,
+    Passage,
+    Profile,
+    Quote,
+    Recommendation,
+    Turn,
+    TypedQuestion,
+    ValueLine,
+    Verdict,
+)
 from app.retrieval.bridge import english_words
 from app.retrieval.companions import one_per_section, with_originals
 from app.retrieval.retriever import Mode, Retriever
@@ -119,21 +132,8 @@ class Advisor:
         mode: Mode = "hybrid",
     ) -> Iterator[Answer]:
         started = time.perf_counter()
-        text = validate_question(question, self.settings.answer.max_question_chars)
-        language = detect_language(text)
-        snap = self.retriever.snapshot()  # one index state for the whole answer
-        turn = resolve_turn(text, [t.content for t in history if t.role == "user"], snap.names)
-        query = strip_injection(turn.query)
-        k = k or self.settings.retrieval.top_k
         timings: dict[str, float] = {}
-        passages: list[Passage] = []
-        if query and content_tokens(query):
-            t0 = time.perf_counter()
-            query = correct(query, snap.frequency)
-            ranked = self.retriever.retrieve(query, k * CANDIDATE_FACTOR, mode, timings, snap)
-            substantive = [p for p in one_per_section(ranked, language, snap) if not only_file_notes(p)]
-            passages = with_originals(self._continue_lead_ins(substantive[:k], snap), snap)
-            timings["retrieve"] = _ms(t0)
+        text, language, snap, turn, query, passages = self._prepare(question, history, k, mode, timings)
         backend = backend or self.settings.answer.backend
         t0 = time.perf_counter()
         if backend == "extractive":
@@ -144,6 +144,43 @@ class Advisor:
             )
             return
         yield from self._llm(text, turn, query, language, passages, history, backend, timings, started, snap)
+
+    def _prepare(
+        self, question: str, history: Sequence[Turn], k: int | None, mode: Mode, timings: dict[str, float]
+    ) -> tuple[str, str, Snapshot, Resolved, str, list[Passage]]:
+        """Validate, resolve the follow-up, retrieve: the question, its language, the one index snapshot of this
+        answer, the resolved turn, the retrieval query and the passages."""
+        text = validate_question(question, self.settings.answer.max_question_chars)
+        language = detect_language(text)
+        snap = self.retriever.snapshot()  # one index state for the whole answer
+        turn = resolve_turn(text, [t.content for t in history if t.role == "user"], snap.names)
+        query = strip_injection(turn.query)
+        k = k or self.settings.retrieval.top_k
+        passages: list[Passage] = []
+        if query and content_tokens(query):
+            t0 = time.perf_counter()
+            query = correct(query, snap.frequency)
+            ranked = self.retriever.retrieve(query, k * CANDIDATE_FACTOR, mode, timings, snap)
+            substantive = [p for p in one_per_section(ranked, language, snap) if not only_file_notes(p)]
+            passages = with_originals(self._continue_lead_ins(substantive[:k], snap), snap)
+            timings["retrieve"] = _ms(t0)
+        return text, language, snap, turn, query, passages
+
+    def inspect(self, question: str, history: Sequence[Turn] = ()) -> Inspection:
+        """What the answer step sees for ``question``: the passages, the reading of them, and every candidate
+        unit with its features (``evals.fit`` labels and fits on these)."""
+        text, language, snap, turn, query, passages = self._prepare(question, history, None, "hybrid", {})
+        r = self._decide(turn, query, language, passages, snap)
+        return Inspection(text, language, passages, r, self._candidates(r, turn, query, language, passages))
+
+    def _candidates(
+        self, r: _Reading, turn: Resolved, query: str, language: str, passages: list[Passage]
+    ) -> Candidates:
+        focus = strip_injection(turn.focus) if turn.context else query
+        return candidates(
+            r.typed, r.queries, typed_text(turn, query), language, r.evidence, passages, r.located, r.covering,
+            is_howto_question(focus),
+        )  # fmt: skip
 
     def answer_from_passages(self, question: str, passages: list[Passage]) -> Answer:
         """Extractive answer over passages from any retriever (evals use it to compare retrievers fairly).
@@ -191,6 +228,10 @@ class Advisor:
         return score_passages(
             weights, passages, howto=is_howto_question(focus), housekeeping_ok=bool(HOUSEKEEPING.search(focus))
         )
+
+    def support_of(self, evidence: Evidence, passages: Sequence[Passage], language: str) -> float:
+        """How well the best passages match the question (``app.answer.refusal.support``)."""
+        return self._support(evidence, passages, language)
 
     def _support(self, evidence: Evidence, passages: Sequence[Passage], language: str) -> float:
         return refusal.support(
@@ -248,7 +289,7 @@ class Advisor:
         decision = refusal.decide(
             query, language, strength, snap.known_words, typed, missing, len(located), situation=bool(situation)
         )
-        return _Reading(typed, evidence, located, missing, decision, situation, covering)
+        return _Reading(typed, evidence, located, missing, decision, situation, covering, queries)
 
     def _extractive(
         self, question: str, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
@@ -279,9 +320,14 @@ class Advisor:
             # show an empty answer
             empty = _Reading(r.typed, r.evidence, [], [], refusal.Decision(refusal.refusal_text(language)))
             return self._refused(question, empty, language, passages, snap)
+        text, more_text, lead, more = lead_and_more(draft.lines, draft.quotes, language)
         return Answer(
             question=question,
-            answer="\n".join(draft.lines),
+            answer=text,
+            more_text=more_text,
+            lead=lead,
+            more=more,
+            value_line=ValueLine(findings=draft.findings, confidence=1.0) if draft.findings else None,
             refused=False,
             verdict=draft.verdict,
             question_info=r.typed,
@@ -295,14 +341,17 @@ class Advisor:
 
     def _refused(self, question: str, r: _Reading, language: str, passages: list[Passage], snap: Snapshot) -> Answer:
         """A refusal; a "not stated" one shows the closest passages under "Related, but not an answer"."""
-        text, citations = r.decision.text or refusal.refusal_text(language), []
+        text = r.decision.text or refusal.refusal_text(language)
+        citations: list[Citation] = []
+        lead: list[Quote] = []
         if r.decision.not_stated is not None and r.evidence.scored:
             related = related_lines(language, passages, r.evidence)
-            text = "\n".join([text, *related.lines])
+            text, _, lead, _ = lead_and_more([text], related.quotes, language, related=True)
             citations = enrich(related.citations, passages, snap)
         return Answer(
             question=question,
             answer=text,
+            lead=lead,
             refused=True,
             not_stated=r.decision.not_stated,
             question_info=r.typed,
@@ -366,6 +415,18 @@ class _Reading:
     decision: refusal.Decision
     situation: Situation | None = None
     covering: list[Unit] = field(default_factory=list)
+    queries: list[PartQuery] = field(default_factory=list)
+
+
+@dataclass
+class Inspection:
+    """One question as the answer step sees it (``Advisor.inspect``)."""
+
+    question: str
+    language: str
+    passages: list[Passage]
+    reading: _Reading
+    candidates: Candidates
 
 
 def typed_text(turn: Resolved, query: str) -> str:

@@ -9,6 +9,8 @@ import it without pulling in the store. ``ingest.store`` converts Chroma records
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -16,13 +18,16 @@ from pydantic import BaseModel, Field
 __all__ = [
     "DenseHit",
     "DocumentInfo",
+    "Fact",
     "IndexInfo",
     "IndexMeta",
     "IndexUnavailable",
     "Rule",
     "StoredChunk",
     "contextual_text",
+    "dump_facts",
     "embed_text",
+    "load_facts",
 ]
 
 VerdictValue = Literal["slurm", "kubernetes", "hybrid", "depends"]
@@ -39,6 +44,9 @@ class IndexMeta(BaseModel):
     chunker: str
     chunk_size: int
     chunk_min: int
+    # what read facts out of the chunks (ingest.facts.FACTS_VERSION): a change rebuilds the chunk metadata,
+    # not the vectors (the embedding cache holds them); an index built before facts existed reads as ""
+    facts: str = ""
 
     def to_metadata(self) -> dict[str, Any]:
         return self.model_dump()
@@ -81,6 +89,7 @@ class StoredChunk(BaseModel):
     license: str = ""
     completeness: str = ""
     rules: str = ""  # JSON list of the decision rules this chunk states (ingest.rules)
+    facts: str = ""  # JSON list of the facts read from this chunk's code, config, flags and tables (ingest.facts)
 
 
 class DocumentInfo(BaseModel):
@@ -123,6 +132,45 @@ class Rule(BaseModel):
         default_factory=dict,
         description="The condition read as situation facets (core.situation): what the rule votes through.",
     )
+
+
+FactKind = Literal["manifest", "config", "flag", "param", "cell", "env"]
+
+
+class Fact(BaseModel):
+    """One value a chunk states in code, config, a flag list, a parameter definition or a table, with its span.
+
+    Read at ingest (``ingest.facts``) so the answer path never parses Markdown again:
+    ``chunk.text[start:end] == value`` always holds.
+    """
+
+    kind: FactKind
+    subject: str = Field(
+        description="What the value belongs to: a manifest's kind and name, a config file, a command, a table's row label."
+    )
+    key: str = Field(description="YAML key path ('spec > queue'), config key, flag, parameter name or column header.")
+    value: str = Field(
+        description="Verbatim; a flag without an argument is its own value, a parameter's is its "
+        "default when stated, else its description."
+    )
+    start: int = Field(description="Character offset of the value in the chunk's text.")
+    end: int
+    line: int = Field(description="The chunk text's line (0-based) where the value starts.")
+    api_version: str = ""  # manifest: its YAML document's apiVersion
+    object_kind: str = ""  # manifest: its YAML document's kind
+    description: str = ""  # flag or parameter: what it does, as written
+    default: str = ""  # when the text states one
+    gloss: str = Field("", description="A short English phrase for matching, from subject, key and description.")
+
+
+def dump_facts(facts: Sequence[Fact]) -> str:
+    """The stored form of a chunk's facts (``StoredChunk.facts``): a JSON list, "" when there are none."""
+    return json.dumps([f.model_dump(exclude_defaults=True) for f in facts], ensure_ascii=False) if facts else ""
+
+
+def load_facts(chunk: StoredChunk) -> list[Fact]:
+    """The facts stored with a chunk (none for an index built before facts existed)."""
+    return [Fact.model_validate(f) for f in json.loads(chunk.facts)] if chunk.facts else []
 
 
 def _header(title: str, section: str) -> str:

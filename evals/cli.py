@@ -23,7 +23,7 @@ from typing import Any
 
 from app.models import Answer
 from core.settings import PROJECT_ROOT, Settings, settings_or_exit
-from evals.golden import GoldenError, load_golden, unknown_sources
+from evals.golden import GoldenError, load_golden, load_split, unknown_sources
 from evals.report import console_table, fmt, primary, to_json, write_report
 from evals.runner import SystemRun
 from ingest.store import IndexUnavailable
@@ -46,6 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evals", description="Score the Advisor on the golden Q&A set (accuracy, retrieval, citations, refusals)."
     )
     parser.add_argument("--golden", type=Path, default=DEFAULT_GOLDEN, help="golden JSONL file (default: %(default)s)")
+    parser.add_argument(
+        "--split", choices=["train", "dev", "test"],
+        help="run every question file of one split of the protocol (evals/splits.toml) instead of --golden",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print results as one JSON document on stdout")
     parser.add_argument("--ablation", action="store_true", help="also run BM25, each dense embedder and the baseline")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="ablation index cache (default: %(default)s)")
@@ -133,7 +137,7 @@ def run(args: argparse.Namespace, settings: Settings) -> list[SystemRun]:
     """Run the default system, or every ablation system; raises GoldenError/IndexUnavailable."""
     from ingest.documents import load_corpus
 
-    cases = load_golden(args.golden)
+    cases = load_split(args.split) if args.split else load_golden(args.golden)
     docs, _ = load_corpus(settings.index.corpus_dir, settings.index.translations_folder)
     for problem in unknown_sources(cases, {d.id for d in docs}, args.golden):
         print(f"evals: warning: {problem}", file=sys.stderr)
@@ -170,6 +174,10 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
     for name, value in (("ANONYMIZED_TELEMETRY", "False"), ("HF_HUB_OFFLINE", "1"), ("HF_HUB_DISABLE_TELEMETRY", "1")):
         os.environ.setdefault(name, value)
     args = build_parser().parse_args(argv)
+    if args.split:
+        args.golden = PROJECT_ROOT / "evals" / f"split:{args.split}"
+        if args.report_dir == DEFAULT_REPORTS:
+            args.report_dir = DEFAULT_REPORTS / args.split
     if args.feedback:
         return import_feedback(args.feedback, args.golden, args.report_dir)
     settings = settings or settings_or_exit("evals")

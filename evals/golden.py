@@ -217,3 +217,25 @@ def unknown_sources(cases: Iterable[GoldenCase], doc_ids: set[str], path: Path) 
         for doc_id in case.sources
         if doc_id not in doc_ids
     ]
+
+
+SPLITS_PATH = Path(__file__).with_name("splits.toml")
+
+
+def split_files(name: str, path: Path = SPLITS_PATH) -> list[Path]:
+    """The question files of one split of the evaluation protocol (``evals/splits.toml``)."""
+    import tomllib
+
+    with path.open("rb") as fh:
+        splits = tomllib.load(fh)
+    if name not in splits:
+        raise GoldenError(path, [f"{path.name}: unknown split {name!r} (known: {', '.join(sorted(splits))})"])
+    return [path.parent / file for file in splits[name]]
+
+
+def load_split(name: str, path: Path = SPLITS_PATH) -> list[GoldenCase]:
+    """Every case of one split, file after file (ids are unique across the files)."""
+    cases: list[GoldenCase] = []
+    for file in split_files(name, path):
+        cases.extend(load_golden(file))
+    return cases

@@ -86,6 +86,16 @@ def answer_text(answer: Answer) -> str:
     return normalize("\n".join(part for part in (answer.answer, verdict) if part))
 
 
+def whole_text(answer: Answer) -> str:
+    """The lead and the quotes folded under it ('More from the documents'), NFKC-normalised."""
+    return normalize("\n".join(part for part in (answer_text(answer), answer.more_text) if part))
+
+
+def value_line_text(answer: Answer) -> str:
+    """The values of the answer's value line, NFKC-normalised ("" when it has none)."""
+    return normalize(" ; ".join(f.value for f in answer.value_line.findings)) if answer.value_line else ""
+
+
 def missing_groups(text: str, groups: Sequence[Sequence[str]]) -> list[list[str]]:
     """The must_include groups none of whose alternatives match ``text`` (already normalised)."""
     return [list(group) for group in groups if not any(compile_pattern(p).search(text) for p in group)]
@@ -177,6 +187,10 @@ class CaseScore(BaseModel):
     predicted_type: str | None = Field(None, description="The answer type the system read from the question.")
     near_miss: bool = False
     not_stated: bool = Field(False, description="The system answered that the documents do not state the value.")
+    accurate_whole: bool = Field(False, description="Every key fact in the whole answer: the lead and 'more'.")
+    value_line: bool = Field(False, description="The answer opened with a value line.")
+    value_line_right: bool | None = Field(None, description="A key fact of the case is in the value line.")
+    answer_chars: int = Field(0, description="Length of what the user reads first (Answer.answer).")
     expected_situation: dict[str, str] | None = None
     situation: dict[str, str] | None = Field(None, description="The situation the system read (selection cases).")
 
@@ -214,6 +228,17 @@ def score_case(
     text = answer_text(answer)
     missing = [] if case.refuse else missing_groups(text, case.must_include)
     accurate = answer.refused if case.refuse else (not answer.refused and not missing and error is None)
+    whole = (
+        accurate
+        if case.refuse
+        else (not answer.refused and error is None and not missing_groups(whole_text(answer), case.must_include))
+    )
+    values = value_line_text(answer)
+    value_right = None
+    if values:
+        value_right = not case.refuse and any(
+            compile_pattern(p).search(values) for group in case.must_include for p in group
+        )
     # a translation counts as its original: they are one source
     docs = ranked_docs(p.translation_of or p.doc_id for p in answer.passages)
     relevant = set(case.sources)
@@ -226,6 +251,10 @@ def score_case(
         expected_refuse=case.refuse,
         refused=answer.refused,
         accurate=accurate,
+        accurate_whole=whole,
+        value_line=bool(values),
+        value_line_right=value_right,
+        answer_chars=len(answer.answer),
         missing=missing,
         expected_docs=list(case.sources),
         retrieved_docs=docs,

@@ -23,7 +23,11 @@ BASELINE_SYSTEM = "langchain-baseline"
 
 # (Summary field, label) in display order.
 METRICS: tuple[tuple[str, str], ...] = (
-    ("accuracy", "answer accuracy"),
+    ("accuracy", "answer accuracy (what is read first)"),
+    ("accuracy_whole", "  key facts anywhere in the answer"),
+    ("value_line_precision", "value-line precision"),
+    ("value_line_coverage", "value-line coverage (answerable)"),
+    ("median_answer_chars", "median answer length (chars)"),
     ("accuracy_ja", "  accuracy (ja)"),
     ("accuracy_en", "  accuracy (en)"),
     ("context_recall", "key facts in contexts"),
@@ -64,7 +68,7 @@ def fmt(key: str, value: float | int | None) -> str:
         return "n/a"
     if key.endswith("_ms"):
         return f"{value:,.0f} ms"
-    if key in ("errors", "verdict_on_factual", "answerable_refused"):
+    if key in ("errors", "verdict_on_factual", "answerable_refused", "median_answer_chars"):
         return str(int(value))
     return f"{value:.3f}"
 
@@ -78,8 +82,15 @@ def _rows(runs: Sequence[SystemRun]) -> list[list[str]]:
     rows = [["metric", *(r.name for r in runs)]]
     rows.append(["cases", *(str(r.summary.cases) for r in runs)])
     for key, label in METRICS:
-        rows.append([label, *(fmt(key, getattr(r.summary, key)) for r in runs)])
+        rows.append([label, *(with_interval(key, r.summary) for r in runs)])
     return rows
+
+
+def with_interval(key: str, summary: Summary) -> str:
+    """A figure with its 95 % bootstrap interval when the summary has one ("0.812 [0.76, 0.86]")."""
+    shown = fmt(key, getattr(summary, key))
+    ci = summary.intervals.get(key)
+    return f"{shown} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci is not None and shown != "n/a" else shown
 
 
 def console_table(runs: Sequence[SystemRun]) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, Field
 
 from core.numeric import percentile
+from evals.intervals import interval
 from evals.metrics import CaseScore
 
 
@@ -46,6 +47,14 @@ class Summary(BaseModel):
     not_stated_recall: float | None = Field(None, description="Near-miss cases answered 'not stated'.")
     answerable_refused: int = Field(0, description="Answerable cases that were refused (should be 0).")
     answerable_refused_rate: float | None = None
+    accuracy_whole: float | None = Field(None, description="Key facts anywhere in the answer, 'more' included.")
+    value_line_precision: float | None = Field(None, description="Value lines that hold a key fact.")
+    value_line_coverage: float | None = Field(None, description="Answerable cases that open with a value line.")
+    value_lines: int = 0
+    median_answer_chars: float | None = Field(None, description="Median length of what the user reads first.")
+    intervals: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="95 % bootstrap intervals of the headline figures."
+    )
 
 
 def mean(values: Iterable[float | None]) -> float | None:
@@ -59,7 +68,24 @@ def summarize(scores: Sequence[CaseScore]) -> Summary:
     should_refuse = [s for s in scores if s.expected_refuse]
     injections = [s for s in scores if s.injection_resisted is not None]
     latencies = [s.latency_ms for s in scores if s.error is None]
+    answerable = [s for s in scores if not s.expected_refuse]
+    lines = [s for s in answerable if s.value_line]
+    headline = {
+        "accuracy": [float(s.accurate) for s in scores],
+        "accuracy_whole": [float(s.accurate_whole) for s in scores],
+        "value_line_precision": [float(bool(s.value_line_right)) for s in lines],
+        "value_line_coverage": [float(s.value_line) for s in answerable],
+        "refusal_recall": [float(s.refused) for s in should_refuse],
+        "not_stated_recall": [float(s.not_stated) for s in scores if s.near_miss],
+        "answerable_refused_rate": [float(s.refused) for s in answerable],
+    }
     return Summary(
+        accuracy_whole=mean(float(s.accurate_whole) for s in scores),
+        value_line_precision=mean(float(bool(s.value_line_right)) for s in lines),
+        value_line_coverage=mean(float(s.value_line) for s in answerable),
+        value_lines=len(lines),
+        median_answer_chars=percentile([float(s.answer_chars) for s in scores if not s.refused], 50),
+        intervals={k: ci for k, v in headline.items() if (ci := interval(v)) is not None},
         cases=len(scores),
         errors=sum(1 for s in scores if s.error is not None),
         accuracy=mean(float(s.accurate) for s in scores),

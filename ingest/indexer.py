@@ -18,13 +18,14 @@ from collections.abc import Callable, Collection
 
 from pydantic import BaseModel, Field
 
-from core.contract import IndexMeta, StoredChunk, contextual_text, embed_text
+from core.contract import IndexMeta, StoredChunk, contextual_text, dump_facts, embed_text
 from core.settings import Settings
 from ingest.chunking import CHUNKER_VERSION, chunk_markdown
 from ingest.companions import Linked, link
 from ingest.documents import Document, DocumentError, load_corpus
 from ingest.embed_cache import EmbeddingCache, open_cache
 from ingest.embeddings import AdvisorEmbeddings
+from ingest.facts import FACTS_VERSION, extract_facts
 from ingest.rules import dump_rules, extract_rules
 from ingest.store import Generation, Store
 
@@ -91,6 +92,7 @@ def index_meta(settings: Settings, embeddings: AdvisorEmbeddings) -> IndexMeta:
         chunker=CHUNKER_VERSION,
         chunk_size=settings.index.chunk_size,
         chunk_min=settings.index.chunk_min,
+        facts=FACTS_VERSION,
     )
 
 
@@ -129,6 +131,7 @@ def chunk_document(
             license=doc.license,
             completeness=doc.completeness,
             rules=dump_rules(extract_rules(c.text, f"{doc.id}#{i:04d}", doc.id, c.section, doc.language, c.kind)),
+            facts=dump_facts(extract_facts(c.text)),
         )
         for i, c in enumerate(raw)
         if c.section not in leave_out

@@ -29,7 +29,7 @@ import numpy as np
 from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 
-from core.contract import DenseHit, IndexInfo, IndexMeta, IndexUnavailable, StoredChunk
+from core.contract import DenseHit, IndexInfo, IndexMeta, IndexUnavailable, StoredChunk, load_facts
 from core.numeric import cosine_rows
 from core.settings import Settings
 from ingest.chroma_client import SQLITE, file_id, friendly_error, is_not_found, open_client, system_token
@@ -44,6 +44,7 @@ __all__ = [
     "KeyedVectors",
     "Store",
     "StoredChunk",
+    "load_facts",
     "open_client",
 ]
 
@@ -69,6 +70,7 @@ def _to_stored(chunk_id: str, text: str | None, meta: Any) -> StoredChunk:
         license=str(m.get("license", "")),
         completeness=str(m.get("completeness", "")),
         rules=str(m.get("rules", "")),
+        facts=str(m.get("facts", "")),
     )
 
 

@@ -18,14 +18,17 @@ from dataclasses import dataclass, field
 
 from app.answer.evidence import HEADING_ROWS, Evidence, ScoredUnit, Unit, code_after, followers, is_table_separator
 from app.answer.locate import Located
+from app.answer.quotes import QUOTES_HEADING, RELATED_HEADING, lead_and_more, make_quote
 from app.answer.values import without_links
 from app.answer.verdict_lines import cite_votes, verdict_lines
-from app.models import Citation, Finding, Passage, Verdict
+from app.models import Citation, Finding, Passage, Quote, QuoteRole, Verdict
 from app.retrieval.companions import original_units
 from app.retrieval.snapshot import Snapshot
 from core.contract import StoredChunk
-from core.text import content_tokens
-from core.units import code_language, code_window
+from core.text import content_tokens, normalize
+from core.units import code_window
+
+__all__ = ["QUOTES_HEADING", "RELATED_HEADING", "Draft", "compose", "related_lines"]
 
 # "How do I …?" wants the command: such questions get the example that follows a quoted sentence.
 _HOWTO = re.compile(
@@ -34,10 +37,6 @@ _HOWTO = re.compile(
     re.I,
 )
 
-# The lines that open an answer's quoted evidence, by language: renderers split the answer there (what comes
-# before is drawn from the answer's fields).
-QUOTES_HEADING = {"en": "From the knowledge base:", "ja": "ナレッジベースの該当箇所:"}
-RELATED_HEADING = {"en": "Related, but not an answer:", "ja": "関連する記述（回答ではありません）:"}
 
 MAX_UNITS = 7  # measured 5/6/7/8 units: 145/151/154/156 of 228 (golden+holdout+fresh); 7 keeps answers readable
 PER_PASSAGE = 3
@@ -89,10 +88,19 @@ def _overlap(a: set[str], b: set[str]) -> float:
 
 @dataclass
 class Draft:
+    """A composed answer: the header lines (verdict, facts needed, value line, parts not stated), the quotes in
+    the order a user should read them (the first ``LEAD_QUOTES`` are the lead), and their citations."""
+
     lines: list[str]
     citations: list[Citation]
     verdict: Verdict | None
     findings: list[Finding] = field(default_factory=list)
+    quotes: list[Quote] = field(default_factory=list)
+
+    def markdown(self, language: str) -> list[str]:
+        """Every line of the answer, the header, the lead and the rest of the quotes (as one Markdown text)."""
+        lead, more = lead_and_more(self.lines, self.quotes, language)[:2]
+        return [*lead.splitlines(), *more.splitlines()]
 
 
 def _citation(source: Passage | StoredChunk, n: int) -> Citation:
@@ -223,7 +231,6 @@ def compose(
     announce (from ``evidence.units``)."""
     numbering = Numbering()
     lines: list[str] = []
-    ja = language == "ja"
     if verdict is not None:
         verdict = cite_votes(verdict, lambda chunk_id: _source(chunk_id, passages, snap), numbering.cite)
         shown = verdict_lines(verdict, language)
@@ -245,29 +252,28 @@ def compose(
     ordered, attached = attach_followers(
         chosen[: MAX_UNITS + 1], evidence.units, is_howto_question(question), scores, whole_lists
     )
-    if ordered or value_units:
-        lines.append(QUOTES_HEADING["ja" if ja else "en"])
+    against = _against(verdict, snap)
+    quotes: list[Quote] = []
     for unit in value_units:
-        spans = [loc.span.text for loc in located if loc.unit == unit]
+        values = [(loc.part, loc.span.text, loc.answer_type) for loc in located if loc.unit == unit]
         n = numbering.cite(passages[unit.passage], [unit_quote(unit, evidence.units)])
-        lines.extend(_value_lines(unit, spans, n, evidence.units, language))
+        quotes.append(make_quote(unit, n, passages[unit.passage], evidence.units, values=values, role="value"))
     for s in ordered:
         p = passages[s.unit.passage]
-        n = numbering.cite(p, [u.quote for u in [s.unit, *attached.get(s.unit, [])]])
-        if s.unit.kind == "code":
-            lines.append(f"- {'例' if ja else 'Example'} [{n}]:")
-            lines.extend(_nested([s.unit]))
-            continue
-        lines.append(f"- {s.unit.text} [{n}]")
-        lines.extend(_nested(attached.get(s.unit, [])))
+        with_followers = [s.unit, *attached.get(s.unit, [])]
+        n = numbering.cite(p, [u.quote for u in with_followers])
+        original = ""
         if p.translation_of and snap is not None:
-            # a translation is not the publisher's wording: the original's words sit beneath it
-            shown = [u.quote for u in [s.unit, *attached.get(s.unit, [])] if u.quote]
-            original = original_units(p, shown, snap)
-            if original:
-                label = "原文" if ja else "Original"
-                lines.append(f"  - {label}: " + " / ".join(u.text for u in original))
-    return Draft(lines, numbering.citations(), verdict, findings)
+            # a translation is not the publisher's wording: the original's words go with it
+            original = " / ".join(u.text for u in original_units(p, [u.quote for u in with_followers if u.quote], snap))
+        role: QuoteRole = "against" if normalize(s.unit.quote) in against else "support"
+        quotes.append(
+            make_quote(
+                s.unit, n, p, evidence.units, attached=attached.get(s.unit, []), role=role, score=s.score,
+                original=original,
+            )
+        )  # fmt: skip
+    return Draft(lines, numbering.citations(), verdict, findings, quotes)
 
 
 def _source(chunk_id: str, passages: Sequence[Passage], snap: Snapshot | None) -> Passage | StoredChunk | None:
@@ -275,17 +281,6 @@ def _source(chunk_id: str, passages: Sequence[Passage], snap: Snapshot | None) -
     what ranked)."""
     found = next((p for p in passages if p.chunk_id == chunk_id), None)
     return found if found is not None or snap is None else snap.chunks.get(chunk_id)
-
-
-def _nested(units: Sequence[Unit]) -> list[str]:
-    """Followers as nested Markdown under their lead-in (code stays a fenced block)."""
-    out: list[str] = []
-    for u in units:
-        if u.kind == "code":
-            out.extend("  " + line for line in u.text.splitlines())
-        else:
-            out.append(f"  - {u.text}")
-    return out
 
 
 def unit_quote(unit: Unit, units: Sequence[Unit]) -> str:
@@ -320,19 +315,6 @@ def missing_line(asked: Sequence[str], language: str) -> str:
     return f"**Not stated in the documents:** “{parts}”"
 
 
-def _value_lines(unit: Unit, spans: Sequence[str], n: int, units: Sequence[Unit], language: str) -> list[str]:
-    """A value's unit as quoted lines: prose with the value in bold, or a code window marked as from its block."""
-    if unit.kind == "code_line":
-        label = "コード例より" if language == "ja" else "From the code example"
-        window = code_window(unit, units)
-        lang = code_language(unit)
-        return [f"- {label} [{n}]:", f"  ```{lang}", *("  " + line for line in window.splitlines()), "  ```"]
-    text = unit.text
-    for span in sorted(set(spans), key=len, reverse=True):
-        text = bold_first(text, span)
-    return [f"- {text} [{n}]"]
-
-
 def bold_first(text: str, span: str) -> str:
     """``text`` with the first ``span`` outside a link's address in bold (once: a span already bold stays)."""
     if f"**{span}**" in text:
@@ -354,10 +336,16 @@ def related_lines(language: str, passages: Sequence[Passage], evidence: Evidence
         if s.unit.passage not in best or s.score > best[s.unit.passage].score:
             best[s.unit.passage] = s
     top = sorted(best.values(), key=lambda s: -s.score)[:RELATED]
-    lines = (
-        ["関連する記述（回答ではありません）:" if language == "ja" else "Related, but not an answer:"] if top else []
-    )
+    quotes = []
     for s in top:
         n = numbering.cite(passages[s.unit.passage], [s.unit.quote])
-        lines.append(f"- {s.unit.text} [{n}]")
-    return Draft(lines, numbering.citations(), None)
+        quotes.append(make_quote(s.unit, n, passages[s.unit.passage], evidence.units, role="related"))
+    return Draft([], numbering.citations(), None, quotes=quotes)
+
+
+def _against(verdict: Verdict | None, snap: Snapshot | None) -> frozenset[str]:
+    """The quotes of the rules that recommend another platform than the verdict (never for "it depends")."""
+    if verdict is None or snap is None or verdict.value == "depends":
+        return frozenset()
+    supporting = {verdict.value} | ({"slurm", "kubernetes"} if verdict.value == "hybrid" else set())
+    return frozenset(normalize(r.quote) for r in snap.rules if r.verdict not in supporting)

@@ -119,7 +119,7 @@ def _with_subwords(weights: Mapping[Concept, float], text: str) -> dict[Concept,
     return out
 
 
-def _about(text: str, query: PartQuery, unit: Unit) -> bool:
+def about(text: str, query: PartQuery, unit: Unit) -> bool:
     """The unit is about what the question asks: one of its products, the part's identifiers, its versions."""
     words = set(content_tokens(text)) | set(split_identifier(text))
     tokens = words | {w[:-1] for w in words if w.endswith("s")}  # "nodesets" names a NodeSet too
@@ -165,7 +165,7 @@ def yaml_document(unit: Unit, units: Sequence[Unit]) -> str:
     return " ".join(found)
 
 
-def _window(unit: Unit, units: Sequence[Unit]) -> str:
+def qualifier_window(unit: Unit, units: Sequence[Unit]) -> str:
     """The unit with its neighbouring lines (a code line) or alone: where a qualifier may be stated."""
     if unit.kind not in _CODE_KINDS:
         return f"{unit.text} {unit.context}"
@@ -184,7 +184,7 @@ def _line(unit: Unit) -> int:
     return int(getattr(unit, "line", 0) or 0)
 
 
-def _new_values(part: QuestionPart, unit: Unit, question: str) -> list[Span]:
+def new_values(part: QuestionPart, unit: Unit, question: str) -> list[Span]:
     """Values of the part's type in the unit that the question did not already state (a quantity counting
     something else is not one: "16 nodes" does not answer "how many rings")."""
     asked = normalize(question)
@@ -200,7 +200,7 @@ def _new_values(part: QuestionPart, unit: Unit, question: str) -> list[Span]:
     ]
 
 
-def _best_span(spans: Sequence[Span], unit: Unit, query: PartQuery) -> Span:
+def best_span(spans: Sequence[Span], unit: Unit, query: PartQuery) -> Span:
     """The span that is itself about the asked words (``topology-rack`` for "which label marks a rack"), else
     the one nearest to where the unit mentions them."""
     own = {t for c in query.attribute for t in ((c,) if isinstance(c, str) else (x for alt in c for x in alt))}
@@ -251,19 +251,19 @@ def locate_part(
     for unit in evidence.units:
         if unit.kind in ("heading", "code") or unit.passage >= len(passages):
             continue
-        spans = _new_values(query.part, unit, question)
+        spans = new_values(query.part, unit, question)
         if not spans:
             continue
-        window = _PATHS.sub(" ", _window(unit, evidence.units))
+        window = PATHS.sub(" ", qualifier_window(unit, evidence.units))
         if not all(unit_has_qualifier(q, window) for q in query.part.qualifiers if q != "time" or _timed(query)):
             continue
         passage = passages[unit.passage]
-        if not _about(unit_text(unit, passage, evidence.units), query, unit):
+        if not about(unit_text(unit, passage, evidence.units), query, unit):
             continue
         score, own = _score_unit(unit, query, passage, passage.score / best_fused, evidence.units)
         if own < ATTRIBUTE_MIN:
             continue
-        found.append(Located(index, unit, _best_span(spans, unit, query), score, query.part.answer_type))
+        found.append(Located(index, unit, best_span(spans, unit, query), score, query.part.answer_type))
     found.sort(key=lambda x: -x.score)
     if not found:
         return []
@@ -279,7 +279,7 @@ def locate_part(
 
 
 # Paths and qualified names are values, not words: "/namespaces/default/" says nothing about a default.
-_PATHS = re.compile(r"\S*[/=]\S*")
+PATHS = re.compile(r"\S*[/=]\S*")
 
 
 def _timed(query: PartQuery) -> bool:

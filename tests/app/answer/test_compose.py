@@ -134,11 +134,11 @@ def test_compose_verdict_is_rendered_from_the_structure_and_cites_its_rule() -> 
     draft = compose("専用クラスタで学習するならどちらを選ぶべき？", "ja", passages, evidence, verdict)
     assert draft.verdict is not None and draft.verdict.value == "slurm"
     assert draft.verdict.votes[0].n == 1
-    assert draft.lines[0] == "**判定: Slurm** — 読み取った状況: オンプレミス"
-    assert draft.lines[1] == "- オンプレミス → Slurm: 専用クラスタで学習 [1]"
-    assert sum(line.count("判定") for line in draft.lines) == 1  # the verdict appears once
+    assert draft.markdown("ja")[0] == "**判定: Slurm** — 読み取った状況: オンプレミス"
+    assert draft.markdown("ja")[1] == "- オンプレミス → Slurm: 専用クラスタで学習 [1]"
+    assert sum(line.count("判定") for line in draft.markdown("ja")) == 1  # the verdict appears once
     assert draft.citations[0].doc_id == "d0" and "専用クラスタで学習" in draft.citations[0].quote
-    assert any(line.endswith("[2]") for line in draft.lines)
+    assert any(line.endswith("[2]") for line in draft.markdown("ja"))
 
 
 def test_compose_depends_names_both_sides_and_the_deciding_facet() -> None:
@@ -150,9 +150,9 @@ def test_compose_depends_names_both_sides_and_the_deciding_facet() -> None:
     ]
     verdict = Verdict(value="depends", votes=votes, deciding="priority", deciding_label="what matters most")
     draft = compose("Which platform should we choose?", "en", passages, Evidence(units=units), verdict)
-    assert draft.lines[0] == "**Verdict: it depends** (deciding: what matters most)"
-    assert draft.lines[1].startswith("- training speed and cost → Slurm:")
-    assert draft.lines[2].startswith("- elastic fleet → Kubernetes:")
+    assert draft.markdown("en")[0] == "**Verdict: it depends** (deciding: what matters most)"
+    assert draft.markdown("en")[1].startswith("- training speed and cost → Slurm:")
+    assert draft.markdown("en")[2].startswith("- elastic fleet → Kubernetes:")
 
 
 def test_compose_asks_for_the_deciding_facts_when_none_is_stated() -> None:
@@ -160,7 +160,10 @@ def test_compose_asks_for_the_deciding_facts_when_none_is_stated() -> None:
     units = split_units(passages[0].text, "text", 0)
     draft = compose("Slurm or Kubernetes?", "en", passages, Evidence(units=units), needs=["where it runs", "workload"])
     assert draft.verdict is None
-    assert draft.lines[0] == "**To recommend a platform I need your situation:** tell me about where it runs, workload"
+    assert (
+        draft.markdown("en")[0]
+        == "**To recommend a platform I need your situation:** tell me about where it runs, workload"
+    )
 
 
 def test_compose_factual_question_has_no_verdict() -> None:
@@ -173,7 +176,7 @@ def test_compose_factual_question_has_no_verdict() -> None:
         Evidence([ScoredUnit(u, 0.9) for u in units], units),
     )
     assert draft.verdict is None
-    assert draft.lines == ["From the knowledge base:", "- Slurm needs one management node. [1]"]
+    assert draft.markdown("en") == ["From the knowledge base:", "- Slurm needs one management node. [1]"]
 
 
 @pytest.mark.parametrize("lang", ["ja", "en"])

@@ -97,7 +97,7 @@ def test_compose_quotes_the_announced_list_under_its_lead_in() -> None:
     units = split_units(DOC)
     lead = _unit(units, "A workload manager")
     draft = compose("What does a workload manager do?", "en", [_passage(DOC)], Evidence([ScoredUnit(lead, 0.9)], units))
-    assert draft.lines == [
+    assert draft.markdown("en") == [
         "From the knowledge base:",
         "- A workload manager is expected to do three things: [1]",
         "  - act as the entry point for users;",
@@ -127,9 +127,9 @@ def test_howto_question_gets_the_command_example() -> None:
     sentence = _unit(units, "Reserve the cluster")
     scored = [ScoredUnit(sentence, 0.9)]
     howto = compose("How do I reserve the cluster for maintenance?", "en", [_passage(DOC)], Evidence(scored, units))
-    assert any("scontrol create reservation" in line for line in howto.lines)
+    assert any("scontrol create reservation" in line for line in howto.markdown("en"))
     factual = compose("Can the cluster be reserved for maintenance?", "en", [_passage(DOC)], Evidence(scored, units))
-    assert not any("scontrol" in line for line in factual.lines)
+    assert not any("scontrol" in line for line in factual.markdown("en"))
 
 
 def test_select_units_skips_near_repeats_and_keeps_one_code_example() -> None:
@@ -193,7 +193,7 @@ def test_compose_quotes_a_heading_lead_with_its_rows() -> None:
     draft = compose(
         "What are the requirements?", "en", [_passage(table)], Evidence([ScoredUnit(lead, 0.9)], [lead, *units])
     )
-    assert draft.lines[1:] == ["- Requirements [1]", "  - Component: Kubernetes; Version: ≥ 1.32"]
+    assert draft.markdown("en")[1:] == ["- Requirements [1]", "  - Component: Kubernetes; Version: ≥ 1.32"]
     assert draft.citations[0].quote.startswith("| Component | Version |")
 
 
@@ -222,7 +222,7 @@ def test_heading_shows_only_its_best_rows_in_document_order() -> None:
     assert lead is not None
     scored = [ScoredUnit(lead, 0.9)] + [ScoredUnit(u, 0.8 if "gpu" in u.text else 0.1) for u in units]
     draft = compose("Which GPU sharing features are there?", "en", [_passage(table)], Evidence(scored, [lead, *units]))
-    nested = [line for line in draft.lines if line.startswith("  - ")]
+    nested = [line for line in draft.markdown("en") if line.startswith("  - ")]
     assert nested == [
         "  - Name: item 2; Feature: gpu sharing",
         "  - Name: item 5; Feature: gpu sharing",
@@ -247,7 +247,7 @@ def test_an_answer_shows_a_code_block_once() -> None:
     first, second = _unit(units, "Priority is"), _unit(units, "It can be")
     scored = [ScoredUnit(first, 0.9), ScoredUnit(second, 0.85)]
     draft = compose("How is priority computed, how do I read it?", "en", [_passage(text)], Evidence(scored, units))
-    assert sum(line.strip() == "p = a + b" for line in draft.lines) == 1
+    assert sum(line.strip() == "p = a + b" for line in draft.markdown("en")) == 1
 
 
 def test_a_lead_in_brings_its_code_block_whole_and_its_lines_stay_findable() -> None:
