@@ -32,6 +32,7 @@ from tests.app.web.browser_kit import (
     launched,
     open_page,
     shot,
+    vote,
 )
 
 pytestmark = pytest.mark.browser
@@ -194,3 +195,49 @@ def test_a_new_answer_opens_at_its_first_line_and_stays_there(
             assert seen["bottom"] <= min(seen["height"], seen["chatBottom"]) + 1, seen  # without scrolling
             expect(bot.locator(line)).to_be_visible()
         shot(page, shots, f"answer-opens-at-its-top-{page.viewport_size['width'] if page.viewport_size else 0}")
+
+
+# Primary controls a phone user taps (WCAG 2.5.5 asks 44 px); every other control at least 24 px (2.5.8).
+PRIMARY = [
+    "#send",
+    "#clear",
+    "#lang-toggle label",
+    '[role="tab"]',
+    "#chat .top-panel button",
+    "#chat .source summary",
+    "#export-chat",
+    "#settings > button, #settings .label-wrap",
+]
+CONTROLS = "button:visible, [role='tab']:visible, summary:visible, label:has(input[type='radio']):visible"
+
+
+def _sizes(page: Page, selector: str) -> list[tuple[str, float, float]]:
+    return [
+        (el.evaluate("e => e.id || e.className || e.tagName"), found["width"], found["height"])
+        for el in page.locator(selector).all()
+        if (found := el.bounding_box()) is not None and found["width"] > 0
+    ]
+
+
+def test_phone_targets_first_screen_and_one_font(indexed: Settings, phone: BrowserContext, shots: Path) -> None:
+    with launched(indexed) as url:
+        page = open_page(phone, url)
+        expect(page.locator("#chat .example").first).to_be_visible(timeout=TIMEOUT_MS)
+        send = page.locator("#send").bounding_box()
+        assert send is not None and send["y"] + send["height"] <= PHONE[1], send  # Ask on the first screen
+        shot(page, shots, "phone-first-screen", full_page=False)
+        ask(page, EN_QUESTION)
+        vote(page, 0, "up")
+        expect(page.locator("#feedback-box")).to_be_visible(timeout=TIMEOUT_MS)
+        small = [s for sel in PRIMARY for s in _sizes(page, sel) if s[1] < 44 or s[2] < 44]
+        small += [s for s in _sizes(page, "#feedback-box button") if s[1] < 44 or s[2] < 44]
+        assert small == [], small
+        tiny = [s for s in _sizes(page, CONTROLS) if s[1] < 24 or s[2] < 24]
+        assert tiny == [], tiny
+        # one complete font for every weight: the system's, never the web font whose semibold has a few glyphs
+        families = page.evaluate(
+            """() => [...document.querySelectorAll('body *:not(code):not(pre):not(code *):not(pre *)')]
+                 .filter(e => e.getClientRects().length && (e.textContent || '').trim())
+                 .map(e => getComputedStyle(e).fontFamily).filter(f => !f.startsWith('system-ui'))"""
+        )
+        assert families == [], sorted(set(families))
