@@ -131,14 +131,21 @@ class Runtime:
             self._health[backend] = cached
         return cached[1]
 
-    def backend_choices(self, lang: str, check: bool = True) -> list[tuple[str, str]]:
-        """(label, value) per backend; a backend whose server fails its health check is marked unavailable."""
-        return [
-            (backend_label(b, lang, self.health(b) if check else None), b) for b in ("extractive", "openai", "ollama")
-        ]
+    def backend_choices(self, lang: str, check: bool = True, chosen: str | None = None) -> list[tuple[str, str]]:
+        """(label, value) per backend offered: the extractive one always, an LLM backend while its server
+        answers its health check (``check=False``: none yet). ``chosen`` (the user's or the configured one)
+        stays listed, marked unavailable, so the choice stays valid; its answer then says what to do."""
+        offered = []
+        for b in ("extractive", "openai", "ollama"):
+            health = self.health(b) if check and b != "extractive" else None
+            if b == "extractive" or (health is not None and health.ok):
+                offered.append((backend_label(b, lang), b))
+            elif b == chosen:
+                offered.append((backend_label(b, lang, health), b))
+        return offered
 
-    def backend_update(self, lang: str) -> Any:
-        return gr.update(choices=self.backend_choices(lang))
+    def backend_update(self, lang: str, chosen: str | None = None) -> Any:
+        return gr.update(choices=self.backend_choices(lang, chosen=chosen))
 
     # --- chat ------------------------------------------------------------------------------------
     def stop(self, request: gr.Request | None = None, *, discard: bool = False) -> None:
@@ -275,7 +282,8 @@ class Runtime:
         if isinstance(exc, IndexUnavailable):
             return render.index_error(str(exc), lang)
         if isinstance(exc, LLMUnavailable):
-            return render.llm_error(str(exc), lang)
+            log.warning("LLM backend unavailable: %s", exc)
+            return render.llm_error(lang)
         log.error("answering failed", exc_info=exc)
         return render.internal_error(lang)
 

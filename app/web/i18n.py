@@ -162,8 +162,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "⚠️ **ナレッジベースを利用できません:** {msg}\n\n復旧後にもう一度質問してください。",
     ),
     "llm_unavailable": (
-        "⚠️ **The answer backend is unavailable.** {msg}",
-        "⚠️ **回答バックエンドを利用できません。** {msg}",
+        "⚠️ **The language-model server is not reachable right now.** Choose “Extractive (offline)” under "
+        "Settings to get an answer quoted from the documents, or try again later.",
+        "⚠️ **言語モデルのサーバーに現在接続できません。** 「設定」で「抽出型（オフライン）」を選ぶと、"
+        "ドキュメントから引用した回答を得られます。時間をおいて再度お試しください。",
     ),
     "internal": (
         "⚠️ Something went wrong while answering. Please try again; if it keeps happening, check the server log.",
@@ -176,6 +178,10 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "**質問が長すぎます:** {n} 文字です（上限 {limit} 文字）。短くしてもう一度質問してください。入力した文章は欄に残っています。",
     ),
     "unavailable": ("unavailable", "利用不可"),
+    "backend_info": (
+        "A language-model backend is offered here while its server is running.",
+        "言語モデルの回答方式は、そのサーバーが動いているときにここに表示されます。",
+    ),
     "stopped": (
         "■ Stopped — this answer was not finished. Your question is back in the box.",
         "■ 停止しました — この回答は途中までです。質問は入力欄に戻してあります。",

@@ -315,9 +315,10 @@ def index_error(message: str, lang: str = "en") -> str:
     return t("kb_unavailable", lang, msg=esc(message))
 
 
-def llm_error(message: str, lang: str = "en") -> str:
-    """An unreachable LLM server: its message names the URL and how to start a server."""
-    return t("llm_unavailable", lang, msg=escape_markdown(message))
+def llm_error(lang: str = "en") -> str:
+    """An unreachable LLM server, in plain words: what to choose instead (the URL and how to start a server
+    are for the operator: the server log has them)."""
+    return t("llm_unavailable", lang)
 
 
 def internal_error(lang: str = "en") -> str:

@@ -83,9 +83,14 @@ def _chat_tab(ui: Page, rt: Runtime, settings: Settings, lang: str) -> None:
             _question_box(ui, settings, lang)
             _feedback_box(ui, lang)
         with gr.Column(scale=1, min_width=240):
-            with gr.Accordion(t("settings", lang), open=True, elem_id="settings") as ui.settings_box:
+            # Folded: a newcomer needs none of it to ask; the LLM backends show only while their server runs.
+            with gr.Accordion(t("settings", lang), open=False, elem_id="settings") as ui.settings_box:
                 ui.backend = gr.Radio(
-                    rt.backend_choices(lang, check=False), value=settings.answer.backend, label=t("backend", lang)
+                    rt.backend_choices(lang, check=False, chosen=settings.answer.backend),
+                    value=settings.answer.backend,
+                    label=t("backend", lang),
+                    info=t("backend_info", lang),
+                    elem_id="backend",
                 )
                 ui.k = gr.Slider(1, 20, value=settings.retrieval.top_k, step=1, label=t("k", lang), elem_id="k")
                 ui.refresh = gr.Button(t("refresh", lang), size="sm", elem_id="refresh-status")

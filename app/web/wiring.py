@@ -45,7 +45,7 @@ def chat_examples(lang: str) -> list[ExampleMessage]:
     return [{"text": q} for q in EXAMPLES[as_lang(lang)]]
 
 
-def relabel(rt: Runtime, lang_value: str) -> list[Any]:
+def relabel(rt: Runtime, lang_value: str, backend: str | None = None) -> list[Any]:
     """Every label of the page in the chosen language (outputs in ``relabel_targets`` order)."""
     lang = as_lang(lang_value)
     return [
@@ -66,7 +66,9 @@ def relabel(rt: Runtime, lang_value: str) -> list[Any]:
         gr.update(value=t("close", lang)),
         gr.update(value=t("close", lang)),
         gr.update(label=t("settings", lang)),
-        gr.update(label=t("backend", lang), choices=rt.backend_choices(lang)),
+        gr.update(
+            label=t("backend", lang), info=t("backend_info", lang), choices=rt.backend_choices(lang, chosen=backend)
+        ),
         gr.update(label=t("k", lang)),
         gr.update(value=t("refresh", lang)),
         gr.update(value=t("export_chat", lang)),
@@ -173,11 +175,11 @@ def wire(ui: Page, rt: Runtime, demo: gr.Blocks) -> None:
     ui.tab_library.select(rt.library, ui.lang, [ui.library, ui.rules], api_name="library")
     # Status is cheap (pointer metadata), so it skips the answer queue's concurrency limit.
     ui.refresh.click(rt.status, ui.lang, ui.status, api_name="status", concurrency_limit=None)
-    ui.refresh.click(rt.backend_update, ui.lang, ui.backend, concurrency_limit=None, **private)
+    ui.refresh.click(rt.backend_update, [ui.lang, ui.backend], ui.backend, concurrency_limit=None, **private)
     timer = gr.Timer(STATUS_EVERY_S)
     timer.tick(rt.status, ui.lang, ui.status, show_progress="hidden", concurrency_limit=None, **private)
-    timer.tick(rt.backend_update, ui.lang, ui.backend, show_progress="hidden", **private)
-    relabelled = ui.lang.change(lambda v: relabel(rt, v), ui.lang, relabel_targets(ui), **private)
+    timer.tick(rt.backend_update, [ui.lang, ui.backend], ui.backend, show_progress="hidden", **private)
+    relabelled = ui.lang.change(lambda v, b: relabel(rt, v, b), [ui.lang, ui.backend], relabel_targets(ui), **private)
     # The recommendation shown is said again in the new language.
     relabelled.then(rt.rerecommend, [ui.lang, ui.rec, *ui.profile], [ui.recommendation, ui.rec], **private)
 
@@ -188,4 +190,4 @@ def wire(ui: Page, rt: Runtime, demo: gr.Blocks) -> None:
 
     demo.load(restore, [ui.conv_store, ui.lang_store], [ui.chatbot, ui.conv, ui.lang], **private)
     demo.load(rt.status, ui.lang, ui.status, show_progress="hidden", concurrency_limit=None, **private)
-    demo.load(rt.backend_update, ui.lang, ui.backend, show_progress="hidden", **private)
+    demo.load(rt.backend_update, [ui.lang, ui.backend], ui.backend, show_progress="hidden", **private)

@@ -104,6 +104,15 @@ def ask(page: Page, question: str) -> Locator:
     return bot
 
 
+def use_backend(page: Page, label: str) -> None:
+    """Choose an answer backend under Settings (folded on the first screen: unfold it first)."""
+    option = page.locator("#backend").get_by_label(label, exact=False)
+    if not option.is_visible():
+        page.locator("#settings .label-wrap").first.click()
+    expect(option).to_be_visible(timeout=TIMEOUT_MS)
+    option.check()
+
+
 def vote(page: Page, answer: int, rating: str) -> Locator:
     """Click 👍 (up) or 👎 (down) under the ``answer``-th bot message (0-based); return the button."""
     button = page.locator(f'#chat button[aria-label="{VOTE_LABELS[rating]}"]').nth(answer)

@@ -32,6 +32,7 @@ from tests.app.web.browser_kit import (
     launched,
     open_page,
     shot,
+    use_backend,
     vote,
 )
 
@@ -269,19 +270,34 @@ def test_reload_keeps_conversation_and_language_and_export(
         assert f"## {EN_QUESTION}" in text and "three times a year" in text and "<sup" not in text
 
 
-def test_backend_without_server_is_marked_and_its_error_says_what_to_do(
+def test_settings_are_folded_and_a_backend_without_server_is_not_offered(
     indexed: Settings, browser: BrowserContext
 ) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
     with launched(indexed.with_(openai_base_url=dead)) as url:
         page = open_page(browser, url)
-        option = page.get_by_label("OpenAI-compatible", exact=False)
-        expect(page.locator("#settings")).to_contain_text("unavailable", timeout=TIMEOUT_MS)
-        option.check()
+        expect(page.locator("#backend")).to_be_hidden()  # Settings folded on the first screen
+        page.locator("#settings .label-wrap").first.click()
+        expect(page.locator("#backend").get_by_label("Extractive", exact=False)).to_be_visible(timeout=TIMEOUT_MS)
+        page.wait_for_timeout(1500)  # the page's first health check has run
+        expect(page.locator("#backend input[type=radio]")).to_have_count(1)  # OpenAI-compatible, Ollama: no server
+        expect(page.locator("#settings")).to_contain_text("while its server is running")  # the reason, in words
+        expect(page.locator("#settings")).not_to_contain_text("Ollama")
+
+
+def test_a_configured_backend_without_server_says_what_to_do_in_plain_words(
+    indexed: Settings, browser: BrowserContext
+) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    with launched(indexed.with_(openai_base_url=dead, **{"answer.backend": "openai"})) as url:
+        page = open_page(browser, url)
         bot = ask(page, EN_QUESTION)
-        expect(bot).to_contain_text(dead)
-        expect(bot).to_contain_text("vllm serve")
-        expect(bot).not_to_contain_text("LLMUnavailable")
+        expect(bot).to_contain_text("not reachable")
+        expect(bot).to_contain_text("Extractive (offline)")
+        for internal in (dead, "vllm serve", "LLMUnavailable", "127.0.0.1"):
+            expect(bot).not_to_contain_text(internal)
+        use_backend(page, "Extractive")
+        expect(ask(page, EN_QUESTION)).to_contain_text("three times a year")
 
 
 def test_questionnaire_recommends_from_the_articles_rules_and_cites_them(

@@ -32,6 +32,7 @@ from tests.app.web.browser_kit import (
     launched,
     open_page,
     shot,
+    use_backend,
     vote,
 )
 
@@ -112,7 +113,7 @@ def test_stop_keeps_the_partial_answer_marked_stopped_and_the_question(
         launched(indexed.with_(openai_base_url=server.openai_url)) as url,
     ):
         page = open_page(sized, url)
-        page.get_by_label("OpenAI-compatible", exact=False).check()
+        use_backend(page, "OpenAI-compatible")
         page.fill("#question textarea", JA_QUESTION)
         page.click("#send")
         bot = page.locator('[data-testid="bot"]').first
@@ -129,7 +130,7 @@ def test_stop_keeps_the_partial_answer_marked_stopped_and_the_question(
             expect(page.locator(f'#chat button[aria-label="{rating}"]:visible')).to_have_count(0)
         shot(page, shots, "stopped", full_page=False)
         gate.set()  # the rest of the stream never reaches the page
-        page.get_by_label("Extractive", exact=False).check()
+        use_backend(page, "Extractive")
         ask(page, EN_QUESTION)
         expect(bot).not_to_contain_text("92%")
         page.reload(wait_until="load")  # after a reload the stopped answer is still what arrived, marked
