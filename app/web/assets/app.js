@@ -136,16 +136,38 @@
   document.addEventListener("scroll", placeFeedback, true);
   window.addEventListener("resize", placeFeedback);
 
-  // The source panel: scroll the highlighted quote into view when a section arrives.
+  // The source panel: a dialog. When a section arrives it takes focus and shows the highlighted quote
+  // (scrolled into view vertically only: the panel never opens scrolled sideways); the page behind is dimmed
+  // and locked on a phone (html.panel-open); closing gives focus back to the link that opened it.
   let shownPanel = "";
+  let opener = null;
+  document.addEventListener("focusin", (event) => {
+    const el = event.target;
+    if (el && el.closest && !el.closest("#source-panel")) opener = el;
+  });
   const showHit = () => {
+    const panel = document.getElementById("source-panel");
+    const open = !!panel && panel.getClientRects().length > 0;
+    const wasOpen = document.documentElement.classList.contains("panel-open");
+    document.documentElement.classList.toggle("panel-open", open);
+    document.documentElement.classList.toggle("panel-lock", open && window.matchMedia("(max-width: 640px)").matches);
+    if (wasOpen && !open && opener && opener.isConnected) opener.focus({ preventScroll: true });
     const view = document.querySelector("#source-panel .source-view");
-    if (!view) { shownPanel = ""; return; }
+    if (!view || !open) { shownPanel = ""; return; }
     const key = view.outerHTML.length + ":" + view.getAttribute("data-n") + ":" + view.textContent.slice(0, 80);
     if (key === shownPanel) return;
     shownPanel = key;
+    panel.setAttribute("role", "dialog");
+    panel.setAttribute("aria-modal", "true");
+    panel.setAttribute("aria-label", (view.querySelector(".sv-title") || view).textContent.trim().slice(0, 120));
+    panel.setAttribute("tabindex", "-1");
+    panel.focus({ preventScroll: true });
+    panel.scrollLeft = 0;
     const hit = view.querySelector(".hit");
-    if (hit) hit.scrollIntoView({ block: "center" });
+    if (hit) {
+      const top = hit.getBoundingClientRect().top - panel.getBoundingClientRect().top;
+      panel.scrollTop += top - panel.clientHeight / 3;
+    }
   };
 
   // A new answer opens at its first line and stays there while it streams (Gradio's own autoscroll, off,

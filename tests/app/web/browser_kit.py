@@ -44,6 +44,8 @@ SELECTION_QUESTION = (
     "Which should we choose for distributed LLM training on an on-premises GPU cluster: Slurm or Kubernetes?"
 )
 TIMEOUT_MS = 30_000
+# Uncaught errors of the page's script, per page (open_page records them; ask checks there are none).
+PAGE_ERRORS: dict[int, list[str]] = {}
 # Gradio labels the thumbs in the browser's locale (the contexts here are ja-JP).
 VOTE_LABELS = {"up": "いいね", "down": "よくないね"}
 
@@ -87,6 +89,9 @@ def open_page(context: BrowserContext, url: str, dialogs: list[str] | None = Non
         dialog.dismiss()
 
     page.on("dialog", on_dialog)
+    errors = PAGE_ERRORS.setdefault(id(page), [])
+    errors.clear()
+    page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(url, wait_until="load")
     page.wait_for_selector("#question textarea", timeout=TIMEOUT_MS)
     return page
@@ -101,6 +106,7 @@ def ask(page: Page, question: str) -> Locator:
     # Final answers carry the backend/latency footer; error messages start with ⚠️.
     expect(bot.locator("sub, p:has-text('⚠️')").first).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.locator("#send")).to_be_visible(timeout=TIMEOUT_MS)  # the answer is over: Ask is back
+    assert PAGE_ERRORS.get(id(page), []) == [], PAGE_ERRORS[id(page)]  # the page's script never failed
     return bot
 
 

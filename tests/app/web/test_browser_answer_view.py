@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeLLMServer
+from fakes import FakeEmbeddings
 from playwright.sync_api import BrowserContext, Page, expect
 
 from core.settings import Settings
+from ingest.indexer import run_ingest
 from tests.app.web.browser_kit import (
     DESKTOP,
     EN_QUESTION,
@@ -28,6 +30,7 @@ from tests.app.web.browser_kit import (
     VOTE_LABELS,
     article_settings,
     ask,
+    box,
     chromium,
     launched,
     open_page,
@@ -242,3 +245,86 @@ def test_phone_targets_first_screen_and_one_font(indexed: Settings, phone: Brows
                  .map(e => getComputedStyle(e).fontFamily).filter(f => !f.startsWith('system-ui'))"""
         )
         assert families == [], sorted(set(families))
+
+
+MANIFEST_DOC = """---
+id: "walrus-mpi-en"
+title: "Walrus MPI Job Guide"
+url: "https://example.test/docs/walrus/mpi"
+language: "en"
+license: "CC0-1.0"
+completeness: "full"
+---
+
+# Walrus MPI Job Guide
+
+## Manifest
+
+The walrus training job is declared with this manifest:
+
+```yaml
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: walrus-training-job-with-a-rather-long-name-that-makes-the-line-wide-enough-to-scroll-sideways-in-a-panel
+  namespace: walrus-team
+spec:
+  slotsPerWorker: 8
+  runPolicy:
+    cleanPodPolicy: Running
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: launcher
+              image: walrus/trainer:1.0
+    Worker:
+      replicas: 4
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: walrus/trainer:1.0
+```
+"""
+
+
+def test_the_source_panel_opens_at_the_exact_quote_takes_focus_and_closes(
+    settings: Settings, sized: BrowserContext, shots: Path
+) -> None:
+    (settings.index.corpus_dir / "walrus-mpi-en.md").write_text(MANIFEST_DOC, encoding="utf-8")
+    run_ingest(settings, FakeEmbeddings())
+    with launched(settings) as url:
+        page = open_page(sized, url)
+        bot = ask(page, "Which apiVersion does the walrus MPIJob manifest use?")
+        source = bot.locator(".source", has_text="Walrus MPI Job Guide").first
+        source.locator("a.src-title").focus()
+        page.keyboard.press("Enter")  # opened from the keyboard
+        panel = page.locator("#source-panel")
+        expect(panel.locator(".source-view")).to_be_visible(timeout=TIMEOUT_MS)
+        page.wait_for_timeout(500)
+        hit = panel.locator(".hit").first
+        expect(hit).to_be_in_viewport()
+        lines = (hit.text_content() or "").strip().splitlines()
+        assert 1 <= len(lines) <= 6 and "kubeflow.org/v2beta1" in "".join(lines), lines  # the quote, not 24 lines
+        assert panel.evaluate("p => p.scrollWidth <= p.clientWidth + 1 && p.scrollLeft === 0")  # no sideways scroll
+        assert panel.evaluate("p => p.contains(document.activeElement)")  # it took focus
+        close = box(page.locator("#source-close"))
+        assert close["width"] >= 44 and close["height"] >= 44 and close["y"] >= 0, close  # ✕ whole, big enough
+        assert not _blocked(page, "#source-view .sv-title")  # nothing floats over the panel
+        width = sized.pages[0].viewport_size
+        if width is not None and width["width"] < 640:  # a phone: the page behind is dimmed and locked
+            assert panel.evaluate("p => getComputedStyle(p).boxShadow.includes('0.55')")
+            assert page.evaluate("() => getComputedStyle(document.documentElement).overflow") == "hidden"
+            before = page.evaluate("() => window.scrollY")
+            page.mouse.move(width["width"] / 2, 20)  # over the dimmed page, above the drawer
+            page.mouse.wheel(0, 600)
+            page.wait_for_timeout(300)
+            assert page.evaluate("() => window.scrollY") == before
+        shot(page, shots, f"source-panel-{width['width'] if width else 0}", full_page=False)
+        page.keyboard.press("Escape")
+        expect(panel).to_be_hidden(timeout=TIMEOUT_MS)
+        page.wait_for_timeout(300)
+        assert page.evaluate("() => !!document.activeElement.closest('.source')")  # focus back on the title
