@@ -133,8 +133,11 @@ class Runtime:
 
     def backend_choices(self, lang: str, check: bool = True, chosen: str | None = None) -> list[tuple[str, str]]:
         """(label, value) per backend offered: the extractive one always, an LLM backend while its server
-        answers its health check (``check=False``: none yet). ``chosen`` (the user's or the configured one)
-        stays listed, marked unavailable, so the choice stays valid; its answer then says what to do."""
+        answers its health check. ``chosen`` (the user's or the configured one) stays listed, marked
+        unavailable, so the choice stays valid; its answer then says what to do. ``check=False`` (the page as
+        built, which API clients call with any backend): all, unchecked; the page's load narrows them."""
+        if not check:
+            return [(backend_label(b, lang), b) for b in ("extractive", "openai", "ollama")]
         offered = []
         for b in ("extractive", "openai", "ollama"):
             health = self.health(b) if check and b != "extractive" else None
