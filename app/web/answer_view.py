@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from app.answer.compose import QUOTES_HEADING, RELATED_HEADING
 from app.models import Answer, Finding
-from app.web.i18n import listed, quoted, t
+from app.web.i18n import backend_name, listed, quoted, t
 from app.web.render import (
     NO_RATE,
     citation_link,
@@ -141,7 +141,8 @@ def answer_markdown(answer: Answer, key: str, *, partial: bool = False, lang: st
         parts.append(f"_⚠️ {t('flagged', lang, n=len(answer.flagged))}_")
     parts.append(sources_markdown(answer.citations, key, lang))
     # An unfinished answer (streaming, or stopped) cannot be rated: it is not stored as an answer.
-    parts.append(f"<sub>{esc(answer.backend)} · {duration(answer.latency_ms)}</sub>" if not partial else NO_RATE)
+    footer = f"<sub>{esc(backend_name(answer.backend, lang))} · {duration(answer.latency_ms)}</sub>"
+    parts.append(footer if not partial else NO_RATE)
     return "\n\n".join(p for p in parts if p)
 
 

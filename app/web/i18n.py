@@ -225,6 +225,19 @@ def t(key: str, lang: str, **values: object) -> str:
     return text.format(**values) if values else text
 
 
+BACKENDS = {
+    "extractive": ("extractive", "抽出型"),
+    "openai": ("OpenAI-compatible", "OpenAI互換"),
+    "ollama": ("Ollama", "Ollama"),
+}
+
+
+def backend_name(backend: str, lang: str) -> str:
+    """An answer backend's name as the footer of an answer shows it: ``("extractive", "ja")`` → ``"抽出型"``."""
+    en, ja = BACKENDS.get(backend, (backend, backend))
+    return ja if lang == "ja" else en
+
+
 def verdict_label(value: str | None, lang: str) -> str:
     """A verdict's name; ``None`` (nothing decides it yet) has its own words."""
     if value is None:

@@ -255,7 +255,9 @@ def passage_entry(i: int, p: Passage, lang: str = "en") -> str:
         f"{t('relevance', lang)} <b>{_score(p.score, 4)}</b> · {t('meaning', lang)} {_score(p.dense)} · "
         f"{t('keywords', lang)} {_score(p.lexical, 2)}"
     )
-    badge = "" if p.verbatim else f' <span class="badge">{esc(t("paraphrased", lang))}</span>'
+    # A translation is a translation (it is not the source's wording, but it is no paraphrase either).
+    label = t("translation", lang) if p.translation_of else "" if p.verbatim else t("paraphrased", lang)
+    badge = f' <span class="badge">{esc(label)}</span>' if label else ""
     head = f'<div class="passage-head"><b>{i}.</b> {title}{section}{badge}<br><small>{scores}</small></div>'
     return f'{head}\n\n<div class="passage-body">{to_html(p.text, p.url)}</div>'
 

@@ -111,7 +111,7 @@ def _helper_tab(ui: Page, lang: str) -> None:
             ui.recommend = gr.Button(t("recommend", lang), variant="primary", elem_id="recommend")
         with gr.Column(scale=2, min_width=280):
             ui.recommendation = gr.Markdown(elem_id="recommendation")
-            ui.export_rec = gr.Button(t("export_rec", lang), size="sm", elem_id="export-rec")
+            ui.export_rec = gr.Button(t("export_rec", lang), size="sm", elem_id="export-rec", visible=False)
             ui.rec_file = gr.File(visible=False, interactive=False, elem_id="rec-file", show_label=False)
 
 

@@ -143,7 +143,10 @@ def _wire_chat(ui: Page, rt: Runtime) -> None:
         value = selected.value
         return str(value.get("text", "")) if isinstance(value, dict) else str(value)
 
-    ui.chatbot.example_select(example, None, ui.question, **private)
+    # An example is asked at once (filling the box alone left the user to find Ask).
+    ui.chatbot.example_select(example, None, ui.question, **private).then(
+        None, None, None, js="() => { setTimeout(() => document.querySelector('#send')?.click(), 0); }", **private
+    )
 
 
 def _wire_feedback_and_sources(ui: Page, rt: Runtime) -> None:
@@ -172,6 +175,8 @@ def wire(ui: Page, rt: Runtime, demo: gr.Blocks) -> None:
             **private,
         )  # fmt: skip
     ui.export_rec.click(exports.export_recommendation, [ui.rec, ui.lang], ui.rec_file, **private)
+    # Export shows once there is a recommendation to export.
+    ui.rec.change(lambda rec: gr.update(visible=bool(rec)), ui.rec, ui.export_rec, **private)
     ui.tab_library.select(rt.library, ui.lang, [ui.library, ui.rules], api_name="library")
     # Status is cheap (pointer metadata), so it skips the answer queue's concurrency limit.
     ui.refresh.click(rt.status, ui.lang, ui.status, api_name="status", concurrency_limit=None)

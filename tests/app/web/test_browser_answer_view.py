@@ -328,3 +328,29 @@ def test_the_source_panel_opens_at_the_exact_quote_takes_focus_and_closes(
         expect(panel).to_be_hidden(timeout=TIMEOUT_MS)
         page.wait_for_timeout(300)
         assert page.evaluate("() => !!document.activeElement.closest('.source')")  # focus back on the title
+
+
+def test_label_translation_and_example_slips(
+    indexed: Settings, browser: BrowserContext, tmp_path: Path, shots: Path
+) -> None:
+    art = article_settings(indexed, tmp_path)
+    with launched(art) as url:
+        page = open_page(browser, url)
+        page.locator("#chat .example").first.click()  # an example is asked, not only put in the box
+        bot = page.locator('[data-testid="bot"]').first
+        expect(bot.locator("sub")).to_be_visible(timeout=TIMEOUT_MS)
+        expect(bot.locator(".verdict-line")).to_be_visible()
+        page.locator("#passages .label-wrap").first.click()
+        passages = page.locator("#passages")
+        expect(passages.locator(".badge", has_text="translation").first).to_be_visible(timeout=TIMEOUT_MS)
+        expect(passages).not_to_contain_text("paraphrased notes")  # the article's translation is a translation
+        ja = ask(page, "SlurmとKubernetesの違いは何ですか？")
+        expect(ja.locator("sub")).to_contain_text("抽出型")  # the footer in the answer's language
+        expect(ja.locator("sub")).not_to_contain_text("extractive")
+        page.get_by_role("tab", name="Which platform?").click()
+        expect(page.locator("#recommend")).to_be_visible()
+        expect(page.locator("#export-rec")).to_be_hidden()  # nothing to export yet
+        page.click("#recommend")
+        expect(page.locator("#recommendation")).not_to_be_empty(timeout=TIMEOUT_MS)
+        expect(page.locator("#export-rec")).to_be_visible(timeout=TIMEOUT_MS)
+        shot(page, shots, "questionnaire-after-recommend", full_page=False)

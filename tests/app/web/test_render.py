@@ -169,7 +169,7 @@ def test_plain_copy_text_has_markers_and_source_list() -> None:
 
 def test_final_answer_shows_backend_and_latency() -> None:
     fast = answer_markdown(_answer("x", [], latency_ms=42.4, backend="ollama"), key="l")
-    assert fast.endswith("<sub>ollama · 42 ms</sub>")
+    assert fast.endswith("<sub>Ollama · 42 ms</sub>")
     assert "1.5 s" in answer_markdown(_answer("x", [], latency_ms=1500.0), key="l")
     assert "<sub>" not in answer_markdown(_answer("x", [], latency_ms=10.0), key="l", partial=True)
 
