@@ -178,6 +178,8 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "**質問が長すぎます:** {n} 文字です（上限 {limit} 文字）。短くしてもう一度質問してください。入力した文章は欄に残っています。",
     ),
     "unavailable": ("unavailable", "利用不可"),
+    "more_docs": ("More from the documents", "ドキュメントからのその他の記述"),
+    "against": ("argues against the verdict", "この判定に反する記述"),
     "backend_info": (
         "A language-model backend is offered here while its server is running.",
         "言語モデルの回答方式は、そのサーバーが動いているときにここに表示されます。",

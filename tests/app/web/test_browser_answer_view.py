@@ -354,3 +354,34 @@ def test_label_translation_and_example_slips(
         expect(page.locator("#recommendation")).not_to_be_empty(timeout=TIMEOUT_MS)
         expect(page.locator("#export-rec")).to_be_visible(timeout=TIMEOUT_MS)
         shot(page, shots, "questionnaire-after-recommend", full_page=False)
+
+
+def test_the_answer_shows_the_lead_and_folds_the_rest(
+    indexed: Settings, sized: BrowserContext, tmp_path: Path, shots: Path
+) -> None:
+    art = article_settings(indexed, tmp_path)
+    with launched(art) as url:
+        page = open_page(sized, url)
+        for question in (
+            SELECTION_QUESTION,
+            "Which is cheaper for a fixed on-premises GPU fleet, Slurm or Kubernetes?",
+        ):
+            bot = ask(page, question)
+            lead = bot.locator(".quotes > ul.lead > li.q")
+            assert 1 <= lead.count() <= 3, lead.count()  # at most three quotes first
+            more = bot.locator("details.more")
+            if more.count():
+                expect(more).not_to_have_attribute("open", "")  # the rest folded
+                expect(more.locator("> summary")).to_contain_text("More from the documents")
+            rows = bot.locator("li.q.kind-row")
+            for i in range(rows.count()):  # a quoted table row is a table, not an "Item: …; Slurm: …" line
+                expect(rows.nth(i).locator("table")).to_be_visible()
+            text = bot.inner_text()
+            for original in bot.locator("details.original-of").all():  # a translation's original only on request
+                expect(original).not_to_have_attribute("open", "")
+            assert "Original:" not in text
+            against = bot.locator("li.q.against")
+            for i in range(against.count()):
+                expect(against.nth(i)).to_contain_text("argues against the verdict")
+        width = page.viewport_size["width"] if page.viewport_size else 0
+        shot(page, shots, f"lead-{width}", full_page=False)
