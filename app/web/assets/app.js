@@ -175,6 +175,7 @@
   let pinned = null;
   let pinnedCount = -1;
   let pinnedTop = -1;
+  let pageMoved = false;
   const chatScroller = (el) => {
     for (let p = el.parentElement; p; p = p.parentElement) {
       const style = getComputedStyle(p);
@@ -188,7 +189,7 @@
     const users = document.querySelectorAll('#chat [data-testid="user"]');
     if (bots.length < pinnedCount || !bots.length) { pinnedCount = bots.length; pinned = null; }
     // only an answer to a question asked now (a restored conversation opens where Gradio puts it)
-    if (bots.length > pinnedCount && pinnedCount >= 0 && users.length) pinned = bots.length - 1;
+    if (bots.length > pinnedCount && pinnedCount >= 0 && users.length) { pinned = bots.length - 1; pageMoved = false; }
     pinnedCount = bots.length;
     if (pinned === null) return;
     const bot = bots[pinned];
@@ -198,8 +199,10 @@
     const top = row.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
     if (Math.abs(top) > 1) scroller.scrollTop += top;
     pinnedTop = scroller.scrollTop;
+    // the page itself moves once, when the answer starts (later the user or a script may scroll it)
     const box = scroller.getBoundingClientRect();
-    if (box.top < 0 || box.top > window.innerHeight * 0.6) window.scrollBy(0, box.top - 8);
+    if (!pageMoved && (box.top < 0 || box.top > window.innerHeight * 0.6)) window.scrollBy(0, box.top - 8);
+    pageMoved = true;
   };
   const unpin = (event) => { if (event.target.closest && event.target.closest("#chat")) pinned = null; };
   // Once the answer is complete, a scroll by anything else (a citation jump, a script) ends the pinning too.
