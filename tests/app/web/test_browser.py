@@ -153,6 +153,7 @@ def test_page_is_usable_fast_and_says_when_models_load(indexed: Settings, browse
         expect(page.locator("#index-status")).to_contain_text("Loading")
         shot(page, shots, "06-loading")
         deadline = time.monotonic() + 30
+        page.locator("#settings .label-wrap").first.click()  # Refresh is under Settings, folded at first
         while True:  # refresh instead of waiting for the timer, until the models are loaded
             page.click("#refresh-status")
             try:
@@ -174,6 +175,7 @@ def test_phone_layout_input_tabs_and_passages_fit(indexed: Settings, phone: Brow
         ask(page, EN_QUESTION)
         page.click("#passages button, #passages .label-wrap")
         expect(page.locator("#passages")).to_contain_text("Gateway Operations Guide")
+        page.wait_for_timeout(600)  # the accordion's opening settles
         overflow = page.evaluate(
             """() => [document.documentElement.scrollWidth, document.querySelector('#passages').scrollWidth,
                       document.querySelector('#passages').clientWidth]"""
@@ -323,6 +325,7 @@ def test_the_passages_slider_sets_how_many_passages_an_answer_uses(
 ) -> None:
     with launched(indexed) as url:
         page = open_page(browser, url)
+        page.locator("#settings .label-wrap").first.click()  # Settings is folded on the first screen
         slider = page.locator("#k input[type=number]")
         slider.fill("1")
         slider.press("Enter")
