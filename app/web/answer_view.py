@@ -7,15 +7,14 @@ the same order, in the question's language (``render.frame_lang``):
    what); or the verdict line ("Read as: …", with its reasons, ``app.web.verdict_view``); or the facts a
    selection question must state ("To recommend a platform, tell me: …"); or each value found, in bold,
    with its [n]; and the parts no document answers;
-2. the supporting quotes — the pipeline's quoted evidence, rendered (tables as tables); under a "not
-   stated" callout they are "Related, but not an answer", visually subordinate;
+2. the quotes — the typed lead (at most three, ``app.web.quote_view``: tables as tables, code as code,
+   values in bold, "against" labelled, a translation's original on request), the rest folded under
+   "More from the documents"; under a "not stated" callout they are "Related, but not an answer";
 3. what would change a verdict and the rules behind it, collapsed;
 4. the sources.
 
-The answer Markdown (``Answer.answer``) is used for the quotes only: the pipeline opens them with a
-heading line (``QUOTE_HEADINGS``), and what comes before it — verdict, values, not-stated lines — is
-drawn here from the fields instead, so a verdict is shown exactly once. An LLM's text has no such heading
-and is shown whole.
+Everything comes from the ``Answer``'s fields (value line, verdict, lead, more); its Markdown is never
+parsed back. An LLM's text (no typed quotes) is shown whole.
 
 Example: ``answer_markdown(Answer(answer="From the knowledge base:\\n- 512 MB [1]", findings=[...]), "a2")``
 → ``<div class="direct-answer">Answer: <strong class="value">512 MB</strong> [1]</div>`` then the quotes.
@@ -27,9 +26,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from app.answer.compose import QUOTES_HEADING, RELATED_HEADING
 from app.models import Answer, Finding
-from app.web.i18n import listed, quoted, t
+from app.web.i18n import backend_name, listed, quoted, t
+from app.web.quote_view import lead_html, quote_text
 from app.web.render import (
     NO_RATE,
     citation_link,
@@ -51,28 +50,32 @@ from app.web.verdict_view import (
     why_text,
 )
 
-# The lines with which the pipeline (app.answer.compose) opens an answer's quoted evidence.
-QUOTE_HEADINGS = frozenset([*QUOTES_HEADING.values(), *RELATED_HEADING.values()])
-
 
 class Quotes(NamedTuple):
-    markdown: str
-    headed: bool  # the pipeline's quoted evidence (under its heading), not free text
+    markdown: str  # free text to show whole (an LLM's answer, a refusal); empty for a typed answer
+    typed: bool  # the answer's quotes are its typed fields (lead, more)
 
 
 def quoted_part(answer: Answer) -> Quotes:
-    """The answer Markdown's quotes: the lines under the pipeline's heading, else the whole free text.
+    """What the answer quotes: its typed quotes (``lead``, ``more``), else its free text shown whole.
 
     An extractive answer whose parts are all drawn from fields (a verdict, values, a not-stated line) and
-    that quotes nothing has no quotes part."""
-    lines = answer.answer.splitlines()
-    for i, line in enumerate(lines):
-        if line.strip() in QUOTE_HEADINGS:
-            return Quotes("\n".join(lines[i + 1 :]).strip(), True)
+    that quotes nothing has no quotes part; an LLM's text replaces the quotes. The Markdown is never parsed
+    back into parts."""
+    if (answer.lead or answer.more) and answer.backend == "extractive":
+        return Quotes("", True)
     structured = bool(answer.verdict or answer.findings or answer.needs or answer.missing)
     if answer.not_stated is not None or (structured and answer.backend == "extractive"):
         return Quotes("", False)
     return Quotes(answer.answer.strip(), False)
+
+
+def _findings(answer: Answer) -> list[Finding]:
+    """The value line's values: the typed value line when there is one; a typed answer without one (not
+    confident enough) states none; an LLM's answer, its findings."""
+    if answer.value_line is not None:
+        return answer.value_line.findings
+    return [] if quoted_part(answer).typed else answer.findings
 
 
 def _values(findings: list[Finding]) -> list[tuple[str, int]]:
@@ -100,10 +103,10 @@ def direct_html(answer: Answer, key: str, lang: str) -> str:
     if answer.needs:
         facts = listed([f"<b>{esc(n)}</b>" for n in answer.needs], lang)
         blocks.append(f'<div class="needs" role="note">{t("needs", lang, facts=facts)}</div>')
-    if answer.findings:
+    if findings := _findings(answer):
         values = "; ".join(
             f'<strong class="value">{esc(v)}</strong>{cited_html(f" [{n}]" if n else "", cites, key)}'
-            for v, n in _values(answer.findings)
+            for v, n in _values(findings)
         )
         blocks.append(
             f'<div class="direct-answer"><span class="da-label">{esc(t("answer", lang))}:</span> {values}</div>'
@@ -116,13 +119,16 @@ def direct_html(answer: Answer, key: str, lang: str) -> str:
 
 def _quotes_html(answer: Answer, key: str, lang: str, partial: bool) -> str:
     quotes = quoted_part(answer)
-    text = quotes.markdown or ("…" if partial else "")
-    if not text:
-        return ""
-    body = document_html(text, answer.citations, key)
+    if quotes.typed:
+        body = lead_html(answer.lead, answer.more, answer.citations, key, lang)
+    else:
+        text = quotes.markdown or ("…" if partial else "")
+        if not text:
+            return ""
+        body = document_html(text, answer.citations, key)
     if answer.not_stated is not None:
         return f'<div class="related"><div class="related-head">{esc(t("related", lang))}</div>{body}</div>'
-    head = f'<div class="quotes-head">{esc(t("from_kb", lang))}</div>' if quotes.headed else ""
+    head = f'<div class="quotes-head">{esc(t("from_kb", lang))}</div>' if quotes.typed and answer.lead else ""
     return f'<div class="quotes">{head}{body}</div>'
 
 
@@ -142,8 +148,18 @@ def answer_markdown(answer: Answer, key: str, *, partial: bool = False, lang: st
         parts.append(f"_⚠️ {t('flagged', lang, n=len(answer.flagged))}_")
     parts.append(sources_markdown(answer.citations, key, lang))
     # An unfinished answer (streaming, or stopped) cannot be rated: it is not stored as an answer.
-    parts.append(f"<sub>{esc(answer.backend)} · {duration(answer.latency_ms)}</sub>" if not partial else NO_RATE)
+    footer = f"<sub>{esc(backend_name(answer.backend, lang))} · {duration(answer.latency_ms)}</sub>"
+    parts.append(footer if not partial else NO_RATE)
     return "\n\n".join(p for p in parts if p)
+
+
+def stopped_markdown(partial: Answer | None, key: str, lang: str = "en") -> str:
+    """An answer stopped by the user: what arrived of it, then a note that it was stopped (not rated)."""
+    lang = frame_lang(partial, lang) if partial is not None else lang
+    note = f'<div class="stopped" role="status">{esc(t("stopped", lang))}</div>'
+    if partial is None:
+        return f"{note}\n\n{NO_RATE}"
+    return f"{answer_markdown(partial, key, partial=True, lang=lang)}\n\n{note}"
 
 
 def direct_text(answer: Answer, lang: str) -> list[str]:
@@ -159,8 +175,8 @@ def direct_text(answer: Answer, lang: str) -> list[str]:
         lines += [f"- {vote_text(vote, lang)}" for vote in v.votes]
     if answer.needs:
         lines.append(t("needs", lang, facts=listed(list(answer.needs), lang)))
-    if answer.findings:
-        shown = "; ".join(f"**{v}**" + (f" [{n}]" if n else "") for v, n in _values(answer.findings))
+    if findings := _findings(answer):
+        shown = "; ".join(f"**{v}**" + (f" [{n}]" if n else "") for v, n in _values(findings))
         lines.append(f"**{t('answer', lang)}:** {shown}")
     if answer.missing:
         parts = " / ".join(quoted(m.strip().rstrip("?？"), lang) for m in answer.missing)
@@ -173,10 +189,14 @@ def answer_plain(answer: Answer, lang: str = "en") -> str:
     lang = frame_lang(answer, lang)
     lines = direct_text(answer, lang)
     quotes = quoted_part(answer)
-    if quotes.markdown:
-        label = t("related", lang) if answer.not_stated is not None else t("from_kb", lang) if quotes.headed else ""
-        lines += ["", f"{label}:"] if label else [""]
-        lines.append(tidy(quotes.markdown))
+    label = t("related", lang) if answer.not_stated is not None else t("from_kb", lang)
+    if quotes.typed:
+        if answer.lead:
+            lines += ["", f"{label}:", *(x for q in answer.lead for x in quote_text(q, lang))]
+        if answer.more:
+            lines += ["", f"{t('more_docs', lang)}:", *(x for q in answer.more for x in quote_text(q, lang))]
+    elif quotes.markdown:
+        lines += ["", tidy(quotes.markdown)]
     lines += why_text(answer.verdict, lang)
     if answer.citations:
         lines += ["", f"{t('sources', lang)}:"]

@@ -55,6 +55,47 @@ async def in_thread(executor: Executor, fn: Callable[..., T], *args: Any) -> T:
         raise
 
 
+_BACKGROUND: set[asyncio.Task[Any]] = set()  # tasks left to run down: referenced until they end
+
+
+async def until_stopped(source: AsyncGenerator[T, None], stop: asyncio.Event) -> AsyncGenerator[T, None]:
+    """``source``'s items until ``stop`` is set, at once: an item still being computed (a worker's answer, an
+    LLM server's next chunk) is not waited for; ``source`` is closed in the background when it yields again
+    (closing an LLM stream hangs up on its server)."""
+    items: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue()  # (done, item or the error)
+
+    async def pump() -> None:
+        try:
+            async with contextlib.aclosing(source) as parts:
+                async for part in parts:
+                    items.put_nowait((False, part))
+        except Exception as exc:
+            items.put_nowait((True, exc))
+            return
+        items.put_nowait((True, None))
+
+    task = asyncio.create_task(pump())
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            get = asyncio.ensure_future(items.get())
+            await asyncio.wait({get, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if not get.done():
+                get.cancel()
+                return
+            done, item = get.result()
+            if isinstance(item, Exception):
+                raise item
+            if done:
+                return
+            yield item
+    finally:
+        stopped.cancel()
+        task.cancel()
+
+
 def _closable(stream: Iterator[Answer]) -> Generator[Answer, None, None]:
     """The advisor's stream as the generator it is (closing it hangs up on an LLM server still sending)."""
     if isinstance(stream, Generator):

@@ -9,7 +9,8 @@ anything that is not http(s) after that is left as plain text. Links open in a n
 ``to_html`` returns the HTML on one line, with no blank line inside, so it can sit inside a Markdown
 HTML block (a chat message), which a blank line would end; line breaks inside code survive as ``&#10;``.
 ``hit`` marks blocks (paragraphs, list items, table rows, headings, code) whose text belongs to a quote
-with the class ``hit``, which the source panel highlights and scrolls to.
+with the class ``hit``, which the source panel highlights and scrolls to; in a code block only the quoted
+lines are marked (one ``<span class="hit">`` around them), not the whole manifest.
 
     >>> to_html("| A | B |\\n|---|---|\\n| 1 | 2 |")
     '<div class="table-wrap"><table><thead><tr><th>A</th><th>B</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table></div>'
@@ -19,17 +20,21 @@ Deliberately left out: the chat's own answer text (``app.web.render``), and any 
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable, Sequence
 from functools import cache
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 
 from core.markdown import is_delimiter_row
 
 Hit = Callable[[str], bool]
+_FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 _PRE = re.compile(r"(<pre\b.*?</pre>)", re.DOTALL)
 _MARKUP = re.compile(r"[|*_`#>~\\]+|^\s*(?:[-+]|\d{1,3}[.)])\s+|!?\[([^\]]*)\]\([^)]*\)", re.MULTILINE)
@@ -40,11 +45,14 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 @cache
 def _parser() -> MarkdownIt:
     # breaks: a single line break in a document is a line break on screen (quotes keep their lines).
-    return (
+    md = (
         MarkdownIt("commonmark", {"html": False, "breaks": True, "xhtmlOut": False})
         .enable(["table", "strikethrough"])
         .disable("image")
     )
+    md.add_render_rule("fence", _render_code)
+    md.add_render_rule("code_block", _render_code)
+    return md
 
 
 def resolve_link(href: str, base_url: str) -> str | None:
@@ -99,10 +107,33 @@ def _block_text(tokens: Sequence[Token], i: int) -> str:
 
 def _mark_hits(tokens: Sequence[Token], hit: Hit) -> None:
     in_head = False
+    lines_of = getattr(hit, "code_lines", None)
     for i, token in enumerate(tokens):
         in_head = (in_head or token.type == "thead_open") and token.type != "thead_close"
-        if token.type in _MARKED_BLOCKS and not in_head and hit(_block_text(tokens, i)):
+        if token.type not in _MARKED_BLOCKS or in_head:
+            continue
+        span = lines_of(token.content) if lines_of and token.type in ("fence", "code_block") else None
+        whole = (0, len(token.content.rstrip("\n").split("\n")))
+        if span is not None and span != whole:
+            token.meta = {**(token.meta or {}), "hit_lines": span}  # only these lines (_render_code)
+        elif span is not None or hit(_block_text(tokens, i)):
             token.attrJoin("class", "hit")
+
+
+def _render_code(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    """A code block; the quoted lines (``meta["hit_lines"]``, from ``_mark_hits``) in one highlighted span."""
+    token = tokens[idx]
+    span = (token.meta or {}).get("hit_lines")
+    if span is None:
+        default = RendererHTML.fence if token.type == "fence" else RendererHTML.code_block
+        return str(default(self, tokens, idx, options, env))
+    lines = [html.escape(line, quote=False) for line in token.content.rstrip("\n").split("\n")]
+    start, end = span
+    lines[start:end] = ['<span class="hit">' + "\n".join(lines[start:end]) + "</span>"]
+    body = "\n".join(lines)
+    lang = token.info.strip().split(" ")[0] if token.type == "fence" else ""
+    cls = f' class="language-{html.escape(lang)}"' if lang else ""
+    return f"<pre><code{cls}>{body}\n</code></pre>\n"
 
 
 def _one_line(html_text: str) -> str:
@@ -138,19 +169,50 @@ def plain(markdown: str) -> str:
     return " ".join(_MARKUP.sub(lambda m: m.group(1) or " ", markdown).split()).lower()
 
 
-def quote_hit(*quotes: str, min_chars: int = 12) -> Hit:
+class QuoteHit:
     """A ``hit`` test: a block is part of a quote when one holds the other (markup and spacing ignored).
 
     Each line of a quote counts on its own, so a quote that joins sentences of several blocks marks each.
+    ``code_lines`` finds the quoted lines inside a code block.
     """
-    whole = [plain(q) for q in quotes if plain(q)]
-    pieces = [p for q in quotes for line in q.splitlines() if len(p := plain(line)) >= min_chars]
 
-    def hit(block: str) -> bool:
+    def __init__(self, quotes: Sequence[str], min_chars: int) -> None:
+        self.min_chars = min_chars
+        self.whole = [plain(q) for q in quotes if plain(q)]
+        self.pieces = [p for q in quotes for line in q.splitlines() if len(p := plain(line)) >= min_chars]
+        # each quote's lines, without its fence lines: the run to find in a code block
+        self.runs = [
+            [x for line in q.splitlines() if not _FENCE_LINE.match(line) and (x := plain(line))] for q in quotes
+        ]
+
+    def __call__(self, block: str) -> bool:
         text = plain(block)
         if not text:
             return False
-        held = any(text == q or (len(text) >= min_chars and text in q) for q in whole)
-        return held or any(p in text for p in pieces)
+        held = any(text == q or (len(text) >= self.min_chars and text in q) for q in self.whole)
+        return held or any(p in text for p in self.pieces)
 
-    return hit
+    def code_lines(self, code: str) -> tuple[int, int] | None:
+        """(first, end) of the lines of ``code`` that a quote's lines match in a row; None: no such run.
+
+        ``QuoteHit(["kind: Job\\nspec:"], 12).code_lines("apiVersion: v1\\nkind: Job\\nspec:\\n  x: 1")`` → ``(1, 3)``
+        """
+        lines = [plain(line) for line in code.rstrip("\n").split("\n")]
+        for run in (r for r in self.runs if sum(map(len, r)) >= self.min_chars):
+            for start in range(len(lines)):
+                matched, i = 0, start
+                while i < len(lines) and matched < len(run):
+                    if not lines[i] and i > start:  # a blank line inside the run is part of it
+                        i += 1
+                        continue
+                    if lines[i] != run[matched]:
+                        break
+                    matched, i = matched + 1, i + 1
+                if matched == len(run):
+                    return start, i
+        return None
+
+
+def quote_hit(*quotes: str, min_chars: int = 12) -> QuoteHit:
+    """A ``hit`` test for these quotes (``QuoteHit``)."""
+    return QuoteHit(quotes, min_chars)

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import tempfile
 import threading
 import time
 import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -34,8 +32,8 @@ from app.models import Answer, Citation, Profile, Recommendation, Turn
 from app.pipeline import Advisor, QuestionError
 from app.web import panels as web_panels
 from app.web import render
-from app.web.answer_view import answer_markdown, answer_plain
-from app.web.answering import WARM_UP_WAIT_S, Answering, worker_count
+from app.web.answer_view import answer_markdown, answer_plain, stopped_markdown
+from app.web.answering import WARM_UP_WAIT_S, Answering, until_stopped, worker_count
 from app.web.feedback_db import LazyStore
 from app.web.feedback_ui import FeedbackHandlers
 from app.web.i18n import UNSET, form_facets, t
@@ -84,8 +82,9 @@ class Runtime(FeedbackHandlers):
         self.ready = threading.Event()
         self.model_error: str | None = None
         self._health: dict[str, tuple[float, Health]] = {}
-        self._running: set[str] = set()  # sessions with an answer on its way
-        self._stopped: set[str] = set()  # ...of which these were stopped
+        # sessions with an answer on its way: their Stop, and the loop it waits on
+        self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Event]] = {}
+        self._discarded: set[str] = set()  # ...of which these were cleared (New chat): nothing more is shown
         self.stages = StageLog(settings.web.stage_log)
         self.feedback = LazyStore(settings)
         threading.Thread(target=self._warm_up, name="advisor-warm-up", daemon=True).start()
@@ -123,9 +122,9 @@ class Runtime(FeedbackHandlers):
             return render.status_line(self.advisor.status(), lang=lang)
         except IndexUnavailable as exc:
             return render.status_error(str(exc), lang)
-        except Exception as exc:
+        except Exception:
             log.exception("status failed")
-            return render.status_error(type(exc).__name__, lang)
+            return render.internal_error(lang)
 
     def health(self, backend: str) -> Health:
         now = time.monotonic()
@@ -135,21 +134,36 @@ class Runtime(FeedbackHandlers):
             self._health[backend] = cached
         return cached[1]
 
-    def backend_choices(self, lang: str, check: bool = True) -> list[tuple[str, str]]:
-        """(label, value) per backend; a backend whose server fails its health check is marked unavailable."""
-        return [
-            (backend_label(b, lang, self.health(b) if check else None), b) for b in ("extractive", "openai", "ollama")
-        ]
+    def backend_choices(self, lang: str, check: bool = True, chosen: str | None = None) -> list[tuple[str, str]]:
+        """(label, value) per backend offered: the extractive one always, an LLM backend while its server
+        answers its health check. ``chosen`` (the user's or the configured one) stays listed, marked
+        unavailable, so the choice stays valid; its answer then says what to do. ``check=False`` (the page as
+        built, which API clients call with any backend): all, unchecked; the page's load narrows them."""
+        if not check:
+            return [(backend_label(b, lang), b) for b in ("extractive", "openai", "ollama")]
+        offered = []
+        for b in ("extractive", "openai", "ollama"):
+            health = self.health(b) if check and b != "extractive" else None
+            if b == "extractive" or (health is not None and health.ok):
+                offered.append((backend_label(b, lang), b))
+            elif b == chosen:
+                offered.append((backend_label(b, lang, health), b))
+        return offered
 
-    def backend_update(self, lang: str) -> Any:
-        return gr.update(choices=self.backend_choices(lang))
+    def backend_update(self, lang: str, chosen: str | None = None) -> Any:
+        return gr.update(choices=self.backend_choices(lang, chosen=chosen))
 
     # --- chat ------------------------------------------------------------------------------------
-    def stop(self, request: gr.Request | None = None) -> None:
-        """Stop the session's running answer: no further part of it reaches the page."""
+    def stop(self, request: gr.Request | None = None, *, discard: bool = False) -> None:
+        """Stop the session's running answer at once: what arrived is kept and marked stopped (``discard``:
+        New chat, nothing more of it is shown). Safe from any thread: the event is set on its own loop."""
         session = _session(request)
-        if session in self._running:
-            self._stopped.add(session)
+        running = self._running.get(session)
+        if running is not None:
+            if discard:
+                self._discarded.add(session)
+            loop, event = running
+            loop.call_soon_threadsafe(event.set)
 
     async def respond(
         self,
@@ -164,12 +178,13 @@ class Runtime(FeedbackHandlers):
 
         The conversation is updated with every partial answer, so a stopped answer stays in it. A question
         over the limit, or one the UI has no room for, is answered with a message at once, and the textbox
-        keeps it. Stop (``stop``) ends the stream at the next part: Gradio's cancel alone still lets the
-        part in flight through.
+        keeps it. Stop (``stop``) ends the answer at once, without Gradio's cancel (which leaves the outputs
+        in an error state): the part in flight is not waited for, what arrived stays, marked stopped, and
+        the question goes back into the box.
         """
         session = _session(request)
-        self._stopped.discard(session)
-        self._running.add(session)
+        self._discarded.discard(session)
+        self._running[session] = (asyncio.get_running_loop(), asyncio.Event())
         try:
             async with aclosing(
                 self._respond(question, backend, k, lang, conv or empty_conversation(), session)
@@ -177,8 +192,8 @@ class Runtime(FeedbackHandlers):
                 async for update in out:
                     yield update
         finally:
-            self._running.discard(session)
-            self._stopped.discard(session)
+            self._running.pop(session, None)
+            self._discarded.discard(session)
 
     async def _respond(
         self, question: str, backend: str, k: float, lang: str, conv: Conversation, session: str
@@ -216,17 +231,16 @@ class Runtime(FeedbackHandlers):
         waiting = "…" if self.ready.is_set() else t("waiting", lang)
         messages.append({"role": "assistant", "content": render.unrated(waiting)})
         yield "", messages, gr.skip(), "", {**conv, "messages": messages}
-        await self._until_ready()
+        stop = self._running[session][1] if session in self._running else asyncio.Event()
         stages = self.stages.begin(session)
         final: Answer | None = None
         try:
             history = [Turn.model_validate(turn) for turn in conv["turns"]]
-            async with aclosing(self._answers(question, history, backend, k, stages)) as parts:
-                async for partial in parts:
-                    if session in self._stopped:
-                        return
+            parts = until_stopped(self._answers(question, history, backend, k, stages), stop)
+            async with aclosing(parts) as out:
+                async for partial in out:
                     final = partial
-                    if backend == "extractive":
+                    if backend == "extractive" or stop.is_set():
                         continue  # one answer, shown whole below
                     with stages.timing("render_ms"):
                         content = answer_markdown(partial, key, partial=True, lang=lang)
@@ -234,7 +248,11 @@ class Runtime(FeedbackHandlers):
                     yield "", messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
         except Exception as exc:
             final, messages[-1]["content"] = None, render.unrated(self._error(exc, lang))
-        if session in self._stopped:
+        if session in self._discarded:
+            return
+        if stop.is_set():  # what arrived stays, marked stopped; the question goes back into the box
+            messages[-1] = {"role": "assistant", "content": stopped_markdown(final, key, lang)}
+            yield question, messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
             return
         if final is None:
             yield "", messages, gr.skip(), gr.skip(), {**conv, "messages": messages}
@@ -255,6 +273,7 @@ class Runtime(FeedbackHandlers):
         self, question: str, history: list[Turn], backend: str, k: int, stages: Stages
     ) -> AsyncGenerator[Answer, None]:
         """The extractive answer (CPU-bound: a worker), or an LLM backend's stream (from this process)."""
+        await self._until_ready()
         if backend == "extractive":
             yield await self.answering.ask(question, history, k, stages)
             return
@@ -269,9 +288,10 @@ class Runtime(FeedbackHandlers):
         if isinstance(exc, IndexUnavailable):
             return render.index_error(str(exc), lang)
         if isinstance(exc, LLMUnavailable):
-            return render.llm_error(str(exc), lang)
+            log.warning("LLM backend unavailable: %s", exc)
+            return render.llm_error(lang)
         log.error("answering failed", exc_info=exc)
-        return render.internal_error(exc, lang)
+        return render.internal_error(lang)
 
     @property
     def _limit(self) -> int:
@@ -301,22 +321,12 @@ class Runtime(FeedbackHandlers):
         try:
             await self._until_ready()
             chunks, *originals = await self.answering.run("sections", wanted)
-        except Exception as exc:  # the index went away: the message says what to do
-            return gr.update(visible=True), f"<p>⚠️ {render.esc(str(exc) or type(exc).__name__)}</p>"
+        except IndexUnavailable as exc:  # the index went away: the message says what to do
+            return gr.update(visible=True), f"<p>⚠️ {render.esc(str(exc))}</p>"
+        except Exception:
+            log.exception("opening a source failed")
+            return gr.update(visible=True), f"<p>{render.esc(render.internal_error(lang))}</p>"
         return gr.update(visible=True), panel_html(citation, chunks, originals[0] if originals else [], lang)
-
-    # --- exports ---------------------------------------------------------------------------------
-    def export_conversation(self, conv: Conversation | None, lang: str) -> Any:
-        conv = conv or empty_conversation()
-        questions = [turn["content"] for turn in conv["turns"] if turn["role"] == "user"]
-        answers = [
-            Answer.model_validate(a["answer"]) for _, a in sorted(conv["answers"].items(), key=lambda x: int(x[0]))
-        ]
-        if not questions:
-            return gr.update(value=None, visible=False)
-        return gr.update(
-            value=_write("conversation.md", web_panels.conversation_export(questions, answers, lang)), visible=True
-        )
 
     # --- questionnaire, library, rules -------------------------------------------------------------
     async def recommend(self, lang: str, *values: str) -> AsyncGenerator[tuple[str, Any], None]:
@@ -331,9 +341,9 @@ class Runtime(FeedbackHandlers):
         except IndexUnavailable as exc:
             yield render.index_error(str(exc), lang), None
             return
-        except Exception as exc:
+        except Exception:
             log.exception("recommendation failed")
-            yield render.internal_error(exc, lang), None
+            yield render.internal_error(lang), None
             return
         yield web_panels.recommendation_markdown(rec, lang), rec.model_dump()
 
@@ -348,12 +358,6 @@ class Runtime(FeedbackHandlers):
             async for update in updates:
                 yield update
 
-    def export_recommendation(self, rec: dict[str, Any] | None, lang: str) -> Any:
-        if not rec:
-            return gr.update(value=None, visible=False)
-        text = web_panels.recommendation_export(Recommendation.model_validate(rec), lang)
-        return gr.update(value=_write("recommendation.md", text), visible=True)
-
     async def library(self, lang: str) -> tuple[str, str]:
         """(library table, decision rules) from the advisor; errors become a line in the panel."""
         try:
@@ -361,14 +365,7 @@ class Runtime(FeedbackHandlers):
             docs, info, rules = await self.answering.run("library")
         except IndexUnavailable as exc:
             return render.status_error(str(exc), lang), ""
-        except Exception as exc:
+        except Exception:
             log.exception("library failed")
-            return render.internal_error(exc, lang), ""
+            return render.internal_error(lang), ""
         return web_panels.library_markdown(docs, info, lang), web_panels.rules_markdown(rules, docs, lang)
-
-
-def _write(name: str, text: str) -> str:
-    """A file for the browser to download (Gradio copies it to its own cache and serves it from there)."""
-    path = Path(tempfile.mkdtemp(prefix="advisor-export-")) / name
-    path.write_text(text, encoding="utf-8")
-    return str(path)

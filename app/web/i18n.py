@@ -181,12 +181,14 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "⚠️ **ナレッジベースを利用できません:** {msg}\n\n復旧後にもう一度質問してください。",
     ),
     "llm_unavailable": (
-        "⚠️ **The answer backend is unavailable.** {msg}",
-        "⚠️ **回答バックエンドを利用できません。** {msg}",
+        "⚠️ **The language-model server is not reachable right now.** Choose “Extractive (offline)” under "
+        "Settings to get an answer quoted from the documents, or try again later.",
+        "⚠️ **言語モデルのサーバーに現在接続できません。** 「設定」で「抽出型（オフライン）」を選ぶと、"
+        "ドキュメントから引用した回答を得られます。時間をおいて再度お試しください。",
     ),
     "internal": (
-        "⚠️ Something went wrong ({name}). Please try again; if it keeps happening, check the server log.",
-        "⚠️ エラーが発生しました（{name}）。もう一度お試しください。",
+        "⚠️ Something went wrong while answering. Please try again; if it keeps happening, check the server log.",
+        "⚠️ 回答中にエラーが発生しました。もう一度お試しください。",
     ),
     "limit": ("(limit: {n} characters)", "（上限 {n} 文字）"),
     "too_long": (
@@ -195,6 +197,16 @@ _STRINGS: dict[str, tuple[str, str]] = {
         "**質問が長すぎます:** {n} 文字です（上限 {limit} 文字）。短くしてもう一度質問してください。入力した文章は欄に残っています。",
     ),
     "unavailable": ("unavailable", "利用不可"),
+    "more_docs": ("More from the documents", "ドキュメントからのその他の記述"),
+    "against": ("argues against the verdict", "この判定に反する記述"),
+    "backend_info": (
+        "A language-model backend is offered here while its server is running.",
+        "言語モデルの回答方式は、そのサーバーが動いているときにここに表示されます。",
+    ),
+    "stopped": (
+        "■ Stopped — this answer was not finished. Your question is back in the box.",
+        "■ 停止しました — この回答は途中までです。質問は入力欄に戻してあります。",
+    ),
     "busy": (
         "**The advisor is busy:** {n} questions are being answered or waiting. Ask again in a moment — "
         "your text is still in the box.",
@@ -232,6 +244,19 @@ def t(key: str, lang: str, **values: object) -> str:
     en, ja = _STRINGS[key]
     text = ja if lang == "ja" else en
     return text.format(**values) if values else text
+
+
+BACKENDS = {
+    "extractive": ("extractive", "抽出型"),
+    "openai": ("OpenAI-compatible", "OpenAI互換"),
+    "ollama": ("Ollama", "Ollama"),
+}
+
+
+def backend_name(backend: str, lang: str) -> str:
+    """An answer backend's name as the footer of an answer shows it: ``("extractive", "ja")`` → ``"抽出型"``."""
+    en, ja = BACKENDS.get(backend, (backend, backend))
+    return ja if lang == "ja" else en
 
 
 def verdict_label(value: str | None, lang: str) -> str:

@@ -255,7 +255,9 @@ def passage_entry(i: int, p: Passage, lang: str = "en") -> str:
         f"{t('relevance', lang)} <b>{_score(p.score, 4)}</b> · {t('meaning', lang)} {_score(p.dense)} · "
         f"{t('keywords', lang)} {_score(p.lexical, 2)}"
     )
-    badge = "" if p.verbatim else f' <span class="badge">{esc(t("paraphrased", lang))}</span>'
+    # A translation is a translation (it is not the source's wording, but it is no paraphrase either).
+    label = t("translation", lang) if p.translation_of else "" if p.verbatim else t("paraphrased", lang)
+    badge = f' <span class="badge">{esc(label)}</span>' if label else ""
     head = f'<div class="passage-head"><b>{i}.</b> {title}{section}{badge}<br><small>{scores}</small></div>'
     return f'{head}\n\n<div class="passage-body">{to_html(p.text, p.url)}</div>'
 
@@ -315,11 +317,12 @@ def index_error(message: str, lang: str = "en") -> str:
     return t("kb_unavailable", lang, msg=esc(message))
 
 
-def llm_error(message: str, lang: str = "en") -> str:
-    """An unreachable LLM server: its message names the URL and how to start a server."""
-    return t("llm_unavailable", lang, msg=escape_markdown(message))
+def llm_error(lang: str = "en") -> str:
+    """An unreachable LLM server, in plain words: what to choose instead (the URL and how to start a server
+    are for the operator: the server log has them)."""
+    return t("llm_unavailable", lang)
 
 
-def internal_error(exc: BaseException, lang: str = "en") -> str:
-    # Only the exception type: messages of unexpected errors may carry paths or internals.
-    return t("internal", lang, name=esc(type(exc).__name__))
+def internal_error(lang: str = "en") -> str:
+    """An unexpected failure: nothing of the exception (its name and message are internals; the log has them)."""
+    return t("internal", lang)

@@ -79,6 +79,7 @@ def _chat_tab(ui: Page, rt: Runtime, settings: Settings, lang: str) -> None:
                 height=520,
                 latex_delimiters=[],
                 buttons=["copy"],
+                autoscroll=False,  # a new answer opens at its first line (the page's script), not its last
                 elem_id="chat",
                 placeholder=t("chat_placeholder", lang),
                 examples=chat_examples(lang),  # in the empty chat, so they are on the first screen
@@ -86,9 +87,14 @@ def _chat_tab(ui: Page, rt: Runtime, settings: Settings, lang: str) -> None:
             _question_box(ui, settings, lang)
             _feedback_box(ui, lang)
         with gr.Column(scale=1, min_width=240):
-            with gr.Accordion(t("settings", lang), open=True, elem_id="settings") as ui.settings_box:
+            # Folded: a newcomer needs none of it to ask; the LLM backends show only while their server runs.
+            with gr.Accordion(t("settings", lang), open=False, elem_id="settings") as ui.settings_box:
                 ui.backend = gr.Radio(
-                    rt.backend_choices(lang, check=False), value=settings.answer.backend, label=t("backend", lang)
+                    rt.backend_choices(lang, check=False, chosen=settings.answer.backend),
+                    value=settings.answer.backend,
+                    label=t("backend", lang),
+                    info=t("backend_info", lang),
+                    elem_id="backend",
                 )
                 ui.k = gr.Slider(1, 20, value=settings.retrieval.top_k, step=1, label=t("k", lang), elem_id="k")
                 ui.refresh = gr.Button(t("refresh", lang), size="sm", elem_id="refresh-status")
@@ -109,7 +115,7 @@ def _helper_tab(ui: Page, lang: str) -> None:
             ui.recommend = gr.Button(t("recommend", lang), variant="primary", elem_id="recommend")
         with gr.Column(scale=2, min_width=280):
             ui.recommendation = gr.Markdown(elem_id="recommendation")
-            ui.export_rec = gr.Button(t("export_rec", lang), size="sm", elem_id="export-rec")
+            ui.export_rec = gr.Button(t("export_rec", lang), size="sm", elem_id="export-rec", visible=False)
             ui.rec_file = gr.File(visible=False, interactive=False, elem_id="rec-file", show_label=False)
 
 

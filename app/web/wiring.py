@@ -1,7 +1,8 @@
 """The web UI's event wiring: which user action runs which handler, and what it updates.
 
-Asking: Ask (or Enter) hides Ask and shows Stop, streams the answer, then swaps them back; Stop cancels
-the stream (what arrived stays on screen and in the conversation, unrated). New chat and the chat's 🗑
+Asking: Ask (or Enter) hides Ask and shows Stop, streams the answer, then swaps them back; Stop ends the
+answer through its handler (what arrived stays on screen and in the conversation, marked stopped and
+unrated; the question goes back into the box) — never Gradio's cancel, which leaves error badges. New chat and the chat's 🗑
 both clear the conversation — on screen, in the server-side state used for follow-ups, and in the
 browser's stored copy — so the next question starts fresh and a reload does not bring the old one back.
 A 👍/👎 opens the comment box next to that answer; clicking a source's title opens the source panel.
@@ -19,7 +20,7 @@ from typing import Any
 import gradio as gr
 from gradio.components.chatbot import ExampleMessage
 
-from app.web import render
+from app.web import exports, render
 from app.web.handlers import Conversation, Runtime, empty_conversation
 from app.web.i18n import as_lang, form_facets, question_choices, question_label, t
 
@@ -44,7 +45,7 @@ def chat_examples(lang: str) -> list[ExampleMessage]:
     return [{"text": q} for q in EXAMPLES[as_lang(lang)]]
 
 
-def relabel(rt: Runtime, lang_value: str) -> list[Any]:
+def relabel(rt: Runtime, lang_value: str, backend: str | None = None) -> list[Any]:
     """Every label of the page in the chosen language (outputs in ``relabel_targets`` order)."""
     lang = as_lang(lang_value)
     return [
@@ -65,7 +66,9 @@ def relabel(rt: Runtime, lang_value: str) -> list[Any]:
         gr.update(value=t("close", lang)),
         gr.update(value=t("close", lang)),
         gr.update(label=t("settings", lang)),
-        gr.update(label=t("backend", lang), choices=rt.backend_choices(lang)),
+        gr.update(
+            label=t("backend", lang), info=t("backend_info", lang), choices=rt.backend_choices(lang, chosen=backend)
+        ),
         gr.update(label=t("k", lang)),
         gr.update(value=t("refresh", lang)),
         gr.update(value=t("export_chat", lang)),
@@ -111,37 +114,39 @@ def _wire_chat(ui: Page, rt: Runtime) -> None:
     chat_inputs = [ui.question, ui.backend, ui.k, ui.lang, ui.conv]
     chat_outputs = [ui.question, ui.chatbot, ui.passages, ui.feedback_note, ui.conv]
     private: dict[str, Any] = {"api_visibility": "private", "show_progress": "hidden"}
-    answers = []
     for trigger, api in ((ui.send.click, {"api_name": "ask"}), (ui.question.submit, {"api_visibility": "private"})):
         started = trigger(_busy, None, [ui.send, ui.stop], queue=False, **private)
         # No limit in Gradio's queue: the handler awaits the answering, which bounds what may wait itself
         # and says when it is busy (app.web.answering).
         answer = started.then(rt.respond, chat_inputs, chat_outputs, concurrency_limit=None, **api)
         answer.then(_finish, ui.conv, [ui.conv_store, ui.send, ui.stop], **private)
-        answers.append(answer)
 
-    def stop(conv: Conversation, request: gr.Request) -> tuple[Any, ...]:
+    def stop(request: gr.Request) -> tuple[Any, ...]:
         rt.stop(request)
-        return _finish(conv)
+        return _idle()
 
-    # Stop ends a streaming answer; what arrived so far stays on screen and in the conversation.
-    ui.stop.click(stop, ui.conv, [ui.conv_store, ui.send, ui.stop], cancels=answers, concurrency_limit=None, **private)
+    # Stop ends the answer through the handler, not Gradio's cancel (which paints every output with an
+    # error badge that blocks the box): what arrived stays, marked stopped, and the question is back in the box.
+    ui.stop.click(stop, None, [ui.send, ui.stop], queue=False, **private)
 
     def reset(lang: str, request: gr.Request) -> tuple[Any, ...]:
-        rt.stop(request)  # an answer still on its way belongs to the old conversation
+        rt.stop(request, discard=True)  # an answer still on its way belongs to the old conversation
         empty = empty_conversation()
         hidden = gr.update(visible=False)
         return [], empty, empty, render.passages_markdown([], lang), hidden, "", hidden, *_idle()
 
     cleared = [ui.chatbot, ui.conv, ui.conv_store, ui.passages, ui.feedback_box, ui.feedback_note, ui.source_panel]
     for trigger in (ui.clear.click, ui.chatbot.clear):  # "New chat" and the chat's own 🗑 do the same
-        trigger(reset, ui.lang, [*cleared, ui.send, ui.stop], cancels=answers, js=_FORGET_STORED, **private)
+        trigger(reset, ui.lang, [*cleared, ui.send, ui.stop], js=_FORGET_STORED, queue=False, **private)
 
     def example(selected: gr.SelectData) -> str:
         value = selected.value
         return str(value.get("text", "")) if isinstance(value, dict) else str(value)
 
-    ui.chatbot.example_select(example, None, ui.question, **private)
+    # An example is asked at once (filling the box alone left the user to find Ask).
+    ui.chatbot.example_select(example, None, ui.question, **private).then(
+        None, None, None, js="() => { setTimeout(() => document.querySelector('#send')?.click(), 0); }", **private
+    )
 
 
 def _wire_feedback_and_sources(ui: Page, rt: Runtime) -> None:
@@ -161,7 +166,7 @@ def wire(ui: Page, rt: Runtime, demo: gr.Blocks) -> None:
     _wire_chat(ui, rt)
     _wire_feedback_and_sources(ui, rt)
     private: dict[str, Any] = {"api_visibility": "private"}
-    ui.export_chat.click(rt.export_conversation, [ui.conv, ui.lang], ui.chat_file, api_name="export_conversation")
+    ui.export_chat.click(exports.export_conversation, [ui.conv, ui.lang], ui.chat_file, api_name="export_conversation")
     ui.recommend.click(rt.recommend, [ui.lang, *ui.profile], [ui.recommendation, ui.rec], api_name="recommend")
     # Once there is a recommendation, changing an answer updates it (the last change wins).
     for radio in ui.profile:
@@ -169,15 +174,17 @@ def wire(ui: Page, rt: Runtime, demo: gr.Blocks) -> None:
             rt.rerecommend, [ui.lang, ui.rec, *ui.profile], [ui.recommendation, ui.rec], trigger_mode="always_last",
             **private,
         )  # fmt: skip
-    ui.export_rec.click(rt.export_recommendation, [ui.rec, ui.lang], ui.rec_file, **private)
+    ui.export_rec.click(exports.export_recommendation, [ui.rec, ui.lang], ui.rec_file, **private)
+    # Export shows once there is a recommendation to export.
+    ui.rec.change(lambda rec: gr.update(visible=bool(rec)), ui.rec, ui.export_rec, **private)
     ui.tab_library.select(rt.library, ui.lang, [ui.library, ui.rules], api_name="library")
     # Status is cheap (pointer metadata), so it skips the answer queue's concurrency limit.
     ui.refresh.click(rt.status, ui.lang, ui.status, api_name="status", concurrency_limit=None)
-    ui.refresh.click(rt.backend_update, ui.lang, ui.backend, concurrency_limit=None, **private)
+    ui.refresh.click(rt.backend_update, [ui.lang, ui.backend], ui.backend, concurrency_limit=None, **private)
     timer = gr.Timer(STATUS_EVERY_S)
     timer.tick(rt.status, ui.lang, ui.status, show_progress="hidden", concurrency_limit=None, **private)
-    timer.tick(rt.backend_update, ui.lang, ui.backend, show_progress="hidden", **private)
-    relabelled = ui.lang.change(lambda v: relabel(rt, v), ui.lang, relabel_targets(ui), **private)
+    timer.tick(rt.backend_update, [ui.lang, ui.backend], ui.backend, show_progress="hidden", **private)
+    relabelled = ui.lang.change(lambda v, b: relabel(rt, v, b), [ui.lang, ui.backend], relabel_targets(ui), **private)
     # The recommendation shown is said again in the new language.
     relabelled.then(rt.rerecommend, [ui.lang, ui.rec, *ui.profile], [ui.recommendation, ui.rec], **private)
 
@@ -188,4 +195,4 @@ def wire(ui: Page, rt: Runtime, demo: gr.Blocks) -> None:
 
     demo.load(restore, [ui.conv_store, ui.lang_store], [ui.chatbot, ui.conv, ui.lang], **private)
     demo.load(rt.status, ui.lang, ui.status, show_progress="hidden", concurrency_limit=None, **private)
-    demo.load(rt.backend_update, ui.lang, ui.backend, show_progress="hidden", **private)
+    demo.load(rt.backend_update, [ui.lang, ui.backend], ui.backend, show_progress="hidden", **private)

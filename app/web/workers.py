@@ -6,7 +6,9 @@ the UI's settings, loads the models and the index, answers two warm-up questions
 it is ready, then serves one request at a time over its stdin/stdout (length-prefixed pickles: a private
 pipe between the UI and the process it started). ``AnswerPool`` queues each request for the next free
 worker; the event loop awaits it without blocking, and a request cancelled before a worker took it is
-skipped. A worker that dies fails only its own request and is replaced. With one engine thread per worker
+skipped. A worker that dies is replaced, and the request it held goes back to the queue for the next
+free worker (every request is read-only, so running it again is safe); a request that has already taken
+down ``MAX_ATTEMPTS`` workers fails instead of taking down more. With one engine thread per worker
 (``OMP_NUM_THREADS=1``) the workers do not fight over the cores.
 
 ``OPS`` are the requests a worker serves — an answer, the library view, a recommendation, a source's
@@ -54,6 +56,7 @@ WARM_QUESTIONS = (
 )
 RESTART_WAIT_S = 300.0  # a replacement worker loads the models and the index like the first ones
 RETRY_S = 5.0  # between attempts to replace a worker that will not start
+MAX_ATTEMPTS = 3  # workers a request may see die under it before it fails (a request that kills each one)
 _HEADER = struct.Struct("!I")
 
 
@@ -231,6 +234,7 @@ class _Job:
     future: asyncio.Future[Any]
     submitted: float = field(default_factory=time.perf_counter)
     started: float = 0.0
+    attempts: int = 0  # workers that have taken it
     abandoned: bool = False  # set by a cancelled caller: a worker that has not begun it skips it
 
     def settle(self, result: Any = None, error: BaseException | None = None) -> None:
@@ -256,6 +260,7 @@ class AnswerPool:
         self._workers: list[_Worker] = []
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
+        self._lock = threading.Lock()  # the worker list: a replacement vs. close
 
     def start(self, timeout: float) -> None:
         try:
@@ -295,12 +300,19 @@ class AnswerPool:
         while (job := self._jobs.get()) is not None:
             if job.abandoned:
                 continue
-            job.started = time.perf_counter()
+            job.started = job.started or time.perf_counter()
+            job.attempts += 1
             result: Any = None
             error: BaseException | None = None
             try:
                 result = worker.call(job.op, job.args)
             except WorkerGone as exc:
+                if job.attempts < MAX_ATTEMPTS and not self._closed.is_set():
+                    # Read-only work: the next free worker runs it again while this one is replaced.
+                    log.warning("request %r lost its worker; retrying it (attempt %d)", job.op, job.attempts + 1)
+                    self._jobs.put(job)
+                    worker = self._replace(slot, worker)
+                    continue
                 error = exc
                 worker = self._replace(slot, worker)
             except Exception as exc:
@@ -316,20 +328,26 @@ class AnswerPool:
             try:
                 worker = _Worker(self.settings)
                 worker.wait_ready(RESTART_WAIT_S)
-                self._workers[slot] = worker
-                return worker
+                with self._lock:
+                    if not self._closed.is_set():
+                        self._workers[slot] = worker
+                        return worker
+                worker.stop()  # closed while it started: nobody will stop it otherwise
+                return dead
             except WorkersUnavailable as exc:
                 log.error("could not start a new answer worker: %s", exc)
                 self._closed.wait(RETRY_S)
         return dead
 
     def close(self) -> None:
-        self._closed.set()
+        with self._lock:
+            self._closed.set()
+            workers, self._workers = self._workers, []
         for _ in self._threads:
             self._jobs.put(None)
-        for worker in self._workers:
+        for worker in workers:
             worker.stop()
-        self._workers, self._threads = [], []
+        self._threads = []
 
 
 if __name__ == "__main__":

@@ -96,6 +96,14 @@
     });
   };
 
+  // Gradio gives the empty chat's examples role="list" with buttons as children (no listitems): a group.
+  const fixRoles = () => {
+    document.querySelectorAll('#chat .examples[role="list"]').forEach((el) => {
+      el.setAttribute("role", "group");
+      el.setAttribute("aria-label", document.documentElement.lang === "ja" ? "質問例" : "Examples");
+    });
+  };
+
   // The live character count under the question box (its limit comes from the server's settings).
   const count = () => {
     const box = document.querySelector("#question textarea");
@@ -128,17 +136,86 @@
   document.addEventListener("scroll", placeFeedback, true);
   window.addEventListener("resize", placeFeedback);
 
-  // The source panel: scroll the highlighted quote into view when a section arrives.
+  // The source panel: a dialog. When a section arrives it takes focus and shows the highlighted quote
+  // (scrolled into view vertically only: the panel never opens scrolled sideways); the page behind is dimmed
+  // and locked on a phone (html.panel-open); closing gives focus back to the link that opened it.
   let shownPanel = "";
+  let opener = null;
+  document.addEventListener("focusin", (event) => {
+    const el = event.target;
+    if (el && el.closest && !el.closest("#source-panel")) opener = el;
+  });
   const showHit = () => {
+    const panel = document.getElementById("source-panel");
+    const open = !!panel && panel.getClientRects().length > 0;
+    const wasOpen = document.documentElement.classList.contains("panel-open");
+    document.documentElement.classList.toggle("panel-open", open);
+    document.documentElement.classList.toggle("panel-lock", open && window.matchMedia("(max-width: 640px)").matches);
+    if (wasOpen && !open && opener && opener.isConnected) opener.focus({ preventScroll: true });
     const view = document.querySelector("#source-panel .source-view");
-    if (!view) { shownPanel = ""; return; }
+    if (!view || !open) { shownPanel = ""; return; }
     const key = view.outerHTML.length + ":" + view.getAttribute("data-n") + ":" + view.textContent.slice(0, 80);
     if (key === shownPanel) return;
     shownPanel = key;
+    panel.setAttribute("role", "dialog");
+    panel.setAttribute("aria-modal", "true");
+    panel.setAttribute("aria-label", (view.querySelector(".sv-title") || view).textContent.trim().slice(0, 120));
+    panel.setAttribute("tabindex", "-1");
+    panel.focus({ preventScroll: true });
+    panel.scrollLeft = 0;
     const hit = view.querySelector(".hit");
-    if (hit) hit.scrollIntoView({ block: "center" });
+    if (hit) {
+      const top = hit.getBoundingClientRect().top - panel.getBoundingClientRect().top;
+      panel.scrollTop += top - panel.clientHeight / 3;
+    }
   };
+
+  // A new answer opens at its first line and stays there while it streams (Gradio's own autoscroll, off,
+  // would pin the chat to the answer's last line: the sources). The user's own scrolling ends the pinning.
+  let pinned = null;
+  let pinnedCount = -1;
+  let pinnedTop = -1;
+  let pageMoved = false;
+  const chatScroller = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const style = getComputedStyle(p);
+      if (/(auto|scroll)/.test(style.overflowY) && p.scrollHeight > p.clientHeight) return p;
+      if (p.id === "chat") break;
+    }
+    return null;
+  };
+  const pinAnswer = () => {
+    const bots = document.querySelectorAll('#chat [data-testid="bot"]');
+    const users = document.querySelectorAll('#chat [data-testid="user"]');
+    if (bots.length < pinnedCount || !bots.length) { pinnedCount = bots.length; pinned = null; }
+    // only an answer to a question asked now (a restored conversation opens where Gradio puts it)
+    if (bots.length > pinnedCount && pinnedCount >= 0 && users.length) { pinned = bots.length - 1; pageMoved = false; }
+    pinnedCount = bots.length;
+    if (pinned === null) return;
+    const bot = bots[pinned];
+    const row = bot && (bot.closest(".message-row") || bot);
+    const scroller = row && chatScroller(row);
+    if (!scroller) return;
+    const top = row.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+    if (Math.abs(top) > 1) scroller.scrollTop += top;
+    pinnedTop = scroller.scrollTop;
+    // the page itself moves once, when the answer starts (later the user or a script may scroll it)
+    const box = scroller.getBoundingClientRect();
+    if (!pageMoved && (box.top < 0 || box.top > window.innerHeight * 0.6)) window.scrollBy(0, box.top - 8);
+    pageMoved = true;
+  };
+  const unpin = (event) => { if (event.target.closest && event.target.closest("#chat")) pinned = null; };
+  // Once the answer is complete, a scroll by anything else (a citation jump, a script) ends the pinning too.
+  document.addEventListener("scroll", (event) => {
+    const stop = document.getElementById("stop");
+    const streaming = stop && stop.offsetParent !== null;
+    if (pinned !== null && !streaming && event.target.closest && event.target.closest("#chat")
+        && Math.abs(event.target.scrollTop - pinnedTop) > 2) pinned = null;
+  }, true);
+  ["wheel", "touchmove", "pointerdown"].forEach((name) => document.addEventListener(name, unpin, { capture: true, passive: true }));
+  document.addEventListener("keydown", (event) => {
+    if (["ArrowUp", "ArrowDown", "PageUp", "PageDown", "Home", "End", " "].includes(event.key)) unpin(event);
+  }, true);
 
   let queued = false;
   new MutationObserver(() => {
@@ -147,6 +224,8 @@
     requestAnimationFrame(() => {
       queued = false;
       plainLabels();
+      fixRoles();
+      pinAnswer();
       count();
       placeFeedback();
       showHit();

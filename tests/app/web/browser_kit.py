@@ -9,9 +9,12 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Iterator
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import axe_playwright_python
 import pytest
 from fakes import FakeEmbeddings
 from playwright.sync_api import BrowserContext, Dialog, Locator, Page, expect, sync_playwright
@@ -41,6 +44,8 @@ SELECTION_QUESTION = (
     "Which should we choose for distributed LLM training on an on-premises GPU cluster: Slurm or Kubernetes?"
 )
 TIMEOUT_MS = 30_000
+# Uncaught errors of the page's script, per page (open_page records them; ask checks there are none).
+PAGE_ERRORS: dict[int, list[str]] = {}
 # Gradio labels the thumbs in the browser's locale (the contexts here are ja-JP).
 VOTE_LABELS = {"up": "いいね", "down": "よくないね"}
 
@@ -84,6 +89,9 @@ def open_page(context: BrowserContext, url: str, dialogs: list[str] | None = Non
         dialog.dismiss()
 
     page.on("dialog", on_dialog)
+    errors = PAGE_ERRORS.setdefault(id(page), [])
+    errors.clear()
+    page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(url, wait_until="load")
     page.wait_for_selector("#question textarea", timeout=TIMEOUT_MS)
     return page
@@ -98,7 +106,17 @@ def ask(page: Page, question: str) -> Locator:
     # Final answers carry the backend/latency footer; error messages start with ⚠️.
     expect(bot.locator("sub, p:has-text('⚠️')").first).to_be_visible(timeout=TIMEOUT_MS)
     expect(page.locator("#send")).to_be_visible(timeout=TIMEOUT_MS)  # the answer is over: Ask is back
+    assert PAGE_ERRORS.get(id(page), []) == [], PAGE_ERRORS[id(page)]  # the page's script never failed
     return bot
+
+
+def use_backend(page: Page, label: str) -> None:
+    """Choose an answer backend under Settings (folded on the first screen: unfold it first)."""
+    option = page.locator("#backend").get_by_label(label, exact=False)
+    if not option.is_visible():
+        page.locator("#settings .label-wrap").first.click()
+    expect(option).to_be_visible(timeout=TIMEOUT_MS)
+    option.check()
 
 
 def vote(page: Page, answer: int, rating: str) -> Locator:
@@ -158,6 +176,36 @@ def duplicate_ids(page: Page) -> list[Any]:
                return Object.entries(seen).filter(([, n]) => n > 1); }"""
         )
     )
+
+
+@cache
+def _axe_source() -> str:
+    """axe-core, as bundled by the axe-playwright-python package (never committed here)."""
+    return (files(axe_playwright_python) / "axe.min.js").read_text(encoding="utf-8")
+
+
+def axe_violations(page: Page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict[str, Any]]:
+    """axe-core's violations of the page as it is now, of these impacts: ``[{id, impact, help, count, nodes}]``
+    (the first five nodes of each, with axe's summary of what to fix)."""
+    # Outputs fade while an event runs: audit the page at rest, not the fade.
+    page.wait_for_function(
+        "() => !document.querySelector('.pending, .generating, .translucent:not(.hide)')", timeout=TIMEOUT_MS
+    )
+    page.wait_for_timeout(400)
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(_axe_source())
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    return [
+        {
+            "id": v["id"],
+            "impact": v["impact"],
+            "help": v["help"],
+            "count": len(v["nodes"]),
+            "nodes": [(n["target"], n.get("failureSummary", "")[:300]) for n in v["nodes"][:5]],
+        }
+        for v in result["violations"]
+        if v["impact"] in impacts
+    ]
 
 
 def article_settings(settings: Settings, tmp_path: Path) -> Settings:

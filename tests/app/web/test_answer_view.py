@@ -1,7 +1,8 @@
 """app.web.answer_view: an answer's shape from its data — direct answer, quotes, why, sources (no server).
 
-The answers here are written the way the pipeline writes them (its framing lines first, then its quotes
-under a heading), so each test can fail by showing a verdict or a value twice, or by leaking a raw value.
+The answers here are built the way the pipeline builds them (its Markdown with its own framing lines, and
+the typed fields: value line, lead, more), so each test can fail by showing a verdict or a value twice, by
+reading the Markdown back, or by leaking a raw value.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from app.models import (
     Finding,
     NotStated,
     QuestionPart,
+    Quote,
     Rule,
     TypedQuestion,
+    ValueLine,
+    ValueSpan,
     Verdict,
     Vote,
 )
@@ -79,10 +83,21 @@ From the knowledge base:
 - Racks are cheaper over five years. [2]"""
 
 
+def _quote(n: int, text: str, **kw: object) -> Quote:
+    return Quote(n=n, doc_id=f"doc-{n}", chunk_id=f"doc-{n}#0", text=text, **kw)  # type: ignore[arg-type]
+
+
+SELECTION_LEAD = [
+    _quote(1, "7. Scenarios", kind="heading", followers=["Scenario: Training on our own racks; Platform: Slurm"]),
+    _quote(2, "Racks are cheaper over five years."),
+]
+
+
 def _selection(**kw: object) -> Answer:
     base: dict[str, object] = {
         "question": "We train on our racks, no inference. Slurm or Kubernetes?",
         "answer": SELECTION_TEXT,
+        "lead": SELECTION_LEAD,
         "verdict": VERDICT,
         "citations": [_cite(1), _cite(2)],
     }
@@ -111,7 +126,7 @@ def test_a_selection_answer_has_one_verdict_line_with_read_as_and_each_votes_rea
     _between(
         md, 'class="verdict-line"', "From the knowledge base", "Racks are cheaper", '<details class="why">', "Sources"
     )
-    assert "<li>7. Scenarios" in md  # a quoted numbered heading stays a bullet's text
+    assert "<b>7. Scenarios</b>" in md and "<li>Scenario: Training on our own racks" in md  # heading, followers
 
 
 def test_what_would_change_it_uses_human_labels_only_and_is_collapsed() -> None:
@@ -151,6 +166,15 @@ def test_a_typed_answer_opens_with_each_value_in_bold_with_its_source() -> None:
             ],
         ),
         findings=[Finding(part=0, value="512 MB", answer_type="quantity", n=1)],
+        value_line=ValueLine(findings=[Finding(part=0, value="512 MB", answer_type="quantity", n=1)], confidence=0.9),
+        lead=[
+            _quote(
+                1,
+                "The control plane needs 512 MB of memory.",
+                role="value",
+                values=[ValueSpan(part=0, value="512 MB", answer_type="quantity", start=24, end=30)],
+            )
+        ],
         missing=["which port?"],
         citations=[_cite(1)],
     )
@@ -163,7 +187,13 @@ def test_a_typed_answer_opens_with_each_value_in_bold_with_its_source() -> None:
     assert md.count("Answer:") == 1  # the pipeline's "**Answer:**" line is not shown again
     assert 'class="missing"' in md and "Not stated in the documents:</b> “which port”" in md
     assert md.count("Not stated in the documents") == 1 and 'class="not-stated"' not in md
-    _between(md, "direct-answer", "missing", "From the knowledge base", "needs <strong>512 MB</strong> of memory")
+    _between(
+        md,
+        "direct-answer",
+        "missing",
+        "From the knowledge base",
+        'needs <strong class="value">512 MB</strong> of memory',
+    )
     plain = answer_view.answer_plain(answer)
     assert plain.startswith("**Answer:** **512 MB** [1]\n**Not stated in the documents:** “which port”\n")
     assert plain.count("512 MB") == 2  # the value, then its quote
@@ -173,6 +203,10 @@ NEAR_MISS = Answer(
     question="What is the default port of the gateway's admin API?",
     answer="**Not stated in the documents** about Gateway: none of them gives the value asked for — “…”.\n"
     "Related, but not an answer:\n- Install the gateway with one command. [1]\n- Logs live in one place. [2]",
+    lead=[
+        _quote(1, "Install the gateway with one command.", role="related"),
+        _quote(2, "Logs live in one place.", role="related"),
+    ],
     refused=True,
     not_stated=NotStated(asked="What is the default port of the gateway's admin API?", focus="Gateway"),
     citations=[_cite(1), _cite(2)],
@@ -205,6 +239,29 @@ def test_a_japanese_question_gets_japanese_framing_in_an_english_ui() -> None:
     assert "資料には記載がありません" in md and "質問:</b> 「管理APIのポートは？」" in md and "対象:</b> Gateway" in md
     assert "関連する記述（回答ではありません）" in md and "出典" in md
     assert "Not stated" not in md and "Related" not in md and "Sources" not in md
+
+
+def test_the_lead_first_the_rest_folded_rows_as_tables_against_labelled_originals_on_request() -> None:
+    row = _quote(
+        1, "Scenario: Cloud-first, elastic; Platform: Kubernetes", kind="row", role="against",
+        markdown="| Scenario | Platform |\n|---|---|\n| Cloud-first, elastic | Kubernetes |",
+    )  # fmt: skip
+    translated = _quote(2, "Racks are cheaper.", translation_of="doc-ja", original="ラックの方が安い。")
+    more = [_quote(2, f"Further sentence {i}.") for i in range(4)]
+    answer = _selection(lead=[SELECTION_LEAD[0], row, translated], more=more, more_text="- ignored [2]")
+    md = answer_view.answer_markdown(answer, key="m")
+    lead = md[: md.index('<details class="more">')]
+    assert lead.count('<li class="q') == 3  # at most three quotes first
+    assert '<li class="q kind-row against">' in lead
+    assert "<table>" in lead and "<td>Cloud-first, elastic</td>" in lead and "Scenario: Cloud-first" not in lead
+    assert "argues against the verdict" in lead  # not listed as support
+    assert '<details class="original-of"><summary>Original</summary>' in lead and "ラックの方が安い。" in lead
+    folded = md[md.index('<details class="more">') :]
+    assert "<summary>More from the documents (4)</summary>" in folded and folded.count("Further sentence") == 4
+    assert "ignored" not in md  # the fields, not the Markdown
+    plain = answer_view.answer_plain(answer)
+    _between(plain, "From the knowledge base:", "(argues against the verdict) [1]", "More from the documents:")
+    assert "| Cloud-first, elastic | Kubernetes |" in plain
 
 
 def test_a_selection_question_without_a_deciding_fact_asks_for_the_facts() -> None:
@@ -276,7 +333,7 @@ def test_every_field_is_escaped(field: str) -> None:
 
 
 def test_the_pipelines_answers_are_shown_without_their_framing_twice(indexed: Settings) -> None:
-    """The real pipeline's Markdown: its framing lines give way to the fields (QUOTE_HEADINGS in step with it)."""
+    """The real pipeline's answers: drawn from their typed fields, never from their Markdown."""
     advisor = Advisor(indexed, FakeEmbeddings())
     typed = advisor.ask("How much memory does the gateway control plane need?")
     assert typed.findings, typed.answer

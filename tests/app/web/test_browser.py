@@ -156,6 +156,7 @@ def test_page_is_usable_fast_and_says_when_models_load(indexed: Settings, browse
         expect(page.locator("#index-status")).to_contain_text("Loading")
         shot(page, shots, "06-loading")
         deadline = time.monotonic() + 30
+        page.locator("#settings .label-wrap").first.click()  # Refresh is under Settings, folded at first
         while True:  # refresh instead of waiting for the timer, until the models are loaded
             page.click("#refresh-status")
             try:
@@ -177,6 +178,7 @@ def test_phone_layout_input_tabs_and_passages_fit(indexed: Settings, phone: Brow
         ask(page, EN_QUESTION)
         page.click("#passages button, #passages .label-wrap")
         expect(page.locator("#passages")).to_contain_text("Gateway Operations Guide")
+        page.wait_for_timeout(600)  # the accordion's opening settles
         overflow = page.evaluate(
             """() => [document.documentElement.scrollWidth, document.querySelector('#passages').scrollWidth,
                       document.querySelector('#passages').clientWidth]"""
@@ -273,15 +275,27 @@ def test_reload_keeps_conversation_and_language_and_export(
         assert f"## {EN_QUESTION}" in text and "three times a year" in text and "<sup" not in text
 
 
-def test_backend_without_server_is_marked_and_the_answer_is_extractive_with_a_notice(
+def test_settings_are_folded_and_a_backend_without_server_is_not_offered(
     indexed: Settings, browser: BrowserContext
 ) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
     with launched(indexed.with_(openai_base_url=dead)) as url:
         page = open_page(browser, url)
-        option = page.get_by_label("OpenAI-compatible", exact=False)
-        expect(page.locator("#settings")).to_contain_text("unavailable", timeout=TIMEOUT_MS)
-        option.check()
+        expect(page.locator("#backend")).to_be_hidden()  # Settings folded on the first screen
+        page.locator("#settings .label-wrap").first.click()
+        expect(page.locator("#backend").get_by_label("Extractive", exact=False)).to_be_visible(timeout=TIMEOUT_MS)
+        page.wait_for_timeout(1500)  # the page's first health check has run
+        expect(page.locator("#backend input[type=radio]")).to_have_count(1)  # OpenAI-compatible, Ollama: no server
+        expect(page.locator("#settings")).to_contain_text("while its server is running")  # the reason, in words
+        expect(page.locator("#settings")).not_to_contain_text("Ollama")
+
+
+def test_a_configured_backend_without_server_says_what_to_do_in_plain_words(
+    indexed: Settings, browser: BrowserContext
+) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    with launched(indexed.with_(openai_base_url=dead, **{"answer.backend": "openai"})) as url:
+        page = open_page(browser, url)
         bot = ask(page, EN_QUESTION)
         expect(bot).to_contain_text("The language model is not available right now")
         expect(bot).to_contain_text("three times a year")
@@ -312,6 +326,7 @@ def test_the_passages_slider_sets_how_many_passages_an_answer_uses(
 ) -> None:
     with launched(indexed) as url:
         page = open_page(browser, url)
+        page.locator("#settings .label-wrap").first.click()  # Settings is folded on the first screen
         slider = page.locator("#k input[type=number]")
         slider.fill("1")
         slider.press("Enter")

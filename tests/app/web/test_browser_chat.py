@@ -31,6 +31,7 @@ from tests.app.web.browser_kit import (
     launched,
     open_page,
     shot,
+    use_backend,
     vote,
 )
 
@@ -39,7 +40,7 @@ CHUNKS = ["Alpha used GPUs ", "up to 92% ", "of capacity [1]."]
 
 
 def _use_llm(page: Page) -> None:
-    page.get_by_label("OpenAI-compatible", exact=False).check()
+    use_backend(page, "OpenAI-compatible")
 
 
 def test_trash_button_starts_a_new_conversation(indexed: Settings, browser: BrowserContext, shots: Path) -> None:
@@ -85,7 +86,7 @@ def test_stop_shows_while_an_answer_streams_and_stops_it(indexed: Settings, brow
         expect(page.locator("#stop")).to_be_hidden(timeout=TIMEOUT_MS)
         expect(page.locator("#send")).to_be_enabled()
         gate.set()  # the server sends the rest of the stream now
-        page.get_by_label("Extractive", exact=False).check()
+        use_backend(page, "Extractive")
         ask(page, EN_QUESTION)  # a later answer arrives, so anything the stopped one still sent has too
         expect(bot).to_contain_text("Alpha used GPUs")
         expect(bot).not_to_contain_text("92%")  # the rest never reached the page: the answer was stopped

@@ -60,10 +60,11 @@ def test_examples_are_on_the_first_screen_and_whole(
             assert found["y"] + found["height"] <= height and found["x"] + found["width"] <= width, found
             assert not example.evaluate("e => e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1")
         expect(examples.first).to_contain_text("on-premises GPU cluster: Slurm or Kubernetes?")  # not cut off
-        examples.first.click()
-        expect(page.locator("#question textarea")).to_have_value(SELECTION_QUESTION)
         page.get_by_label("日本語").check()  # the examples follow the UI language
         expect(page.get_by_role("button", name=re.compile("オンプレミスのGPUクラスタ"))).to_be_in_viewport(ratio=1.0)
+        page.get_by_label("EN", exact=True).check()
+        examples.first.click()  # an example is asked at once
+        expect(page.locator('[data-testid="user"]').first).to_contain_text(SELECTION_QUESTION, timeout=TIMEOUT_MS)
 
 
 def test_no_empty_block_beside_the_language_toggle(

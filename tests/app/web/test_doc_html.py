@@ -74,3 +74,12 @@ def test_a_short_block_is_not_a_hit_just_because_the_quote_mentions_it() -> None
     assert not hit("Slurm") and hit("Slurm suits a fixed on-premises fleet of GPUs.")
     assert hit("Overall, Slurm suits a fixed on-premises fleet of GPUs. Kubernetes suits elastic ones.")
     assert plain("- **Bold** `code` [link](x)") == "bold code link"
+
+
+def test_only_the_quoted_lines_of_a_code_block_are_marked() -> None:
+    section = "Intro.\n\n```yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: x\nspec:\n  parallelism: 2\n```"
+    html = to_html(section, hit=quote_hit("```yaml\nkind: Job\nmetadata:\n```"))
+    assert '<span class="hit">kind: Job&#10;metadata:</span>' in html  # the two quoted lines, as one band
+    assert '<pre class="hit"' not in html and "apiVersion: batch/v1&#10;<span" in html
+    whole = to_html(section, hit=quote_hit(section.split("\n\n", 1)[1]))
+    assert 'class="hit language-yaml"' in whole and '<span class="hit">' not in whole  # all of it: the block

@@ -1,0 +1,92 @@
+"""An answer's quotes, drawn from its typed fields (pure): the lead first, the rest folded.
+
+``Answer.lead`` (at most three ``Quote``) is shown under the direct answer, each quote by its kind: a
+table row as a table (its verbatim Markdown carries the header), code as a code block, a heading with what
+it brings along as a short list, a sentence or item as its text with the value line's values in bold.
+A quote that argues against the verdict says so; a translation's original is one click away, never shown
+by default. ``Answer.more`` is folded under "More from the documents". Nothing is read back from the
+answer's Markdown: the fields are the answer.
+
+Example: ``lead_html(answer, "a2", "en")`` → ``<ul class="lead"><li class="q">The control plane needs
+<strong class="value">512 MB</strong> of memory. <sup class="cite">…[1]…</sup></li></ul>``.
+
+Deliberately left out: the direct answer (``app.web.answer_view``), escaping and markers
+(``app.web.render``), Gradio and I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.models import Citation, Quote
+from app.web.doc_html import to_html
+from app.web.i18n import t
+from app.web.render import cited_html, esc
+
+_BLOCK_KINDS = ("row", "code", "code_line")
+
+
+def _with_values(quote: Quote) -> str:
+    """The quote's shown text, escaped, with the value line's values in bold."""
+    text, out, pos = quote.text, [], 0
+    spans = sorted({(at, at + len(v.value)) for v in quote.values if (at := text.find(v.value)) >= 0})
+    for start, end in spans:
+        if start < pos:
+            continue
+        out += [esc(text[pos:start]), f'<strong class="value">{esc(text[start:end])}</strong>']
+        pos = end
+    out.append(esc(text[pos:]))
+    return "".join(out)
+
+
+def _block(quote: Quote) -> str:
+    """A row as a table, code as a code block (the verbatim Markdown)."""
+    markdown = quote.markdown or quote.text
+    if quote.kind in ("code", "code_line") and not markdown.lstrip().startswith(("```", "~~~")):
+        markdown = f"```{quote.code_language}\n{markdown}\n```"
+    return f'<div class="quote">{to_html(markdown)}</div>'
+
+
+def quote_html(quote: Quote, citations: Sequence[Citation], key: str, lang: str) -> str:
+    """One quote as a list item: its body, its [n], an "against" label, the original on request."""
+    marker = cited_html(f" [{quote.n}]", citations, key)
+    label = f'<span class="badge against">{esc(t("against", lang))}</span> ' if quote.role == "against" else ""
+    if quote.kind in _BLOCK_KINDS:
+        body = f"{label}{marker}{_block(quote)}"
+    elif quote.kind == "heading" and quote.followers:
+        items = "".join(f"<li>{esc(f)}</li>" for f in quote.followers)
+        body = f"{label}<b>{esc(quote.text)}</b>{marker}<ul>{items}</ul>"
+    else:
+        body = f"{label}{_with_values(quote)}{marker}"
+    if quote.original and quote.original.strip() != quote.text.strip():
+        body += (
+            f'<details class="original-of"><summary>{esc(t("original", lang))}</summary>'
+            f'<div class="quote">{esc(quote.original)}</div></details>'
+        )
+    role = " against" if quote.role == "against" else ""
+    return f'<li class="q kind-{esc(quote.kind)}{role}">{body}</li>'
+
+
+def quotes_html(quotes: Sequence[Quote], citations: Sequence[Citation], key: str, lang: str) -> str:
+    return '<ul class="lead">' + "".join(quote_html(q, citations, key, lang) for q in quotes) + "</ul>"
+
+
+def lead_html(lead: Sequence[Quote], more: Sequence[Quote], citations: Sequence[Citation], key: str, lang: str) -> str:
+    """The lead's quotes, then the rest folded under "More from the documents" (with how many)."""
+    parts = [quotes_html(lead, citations, key, lang)] if lead else []
+    if more:
+        summary = f"{esc(t('more_docs', lang))} ({len(more)})"
+        parts.append(
+            f'<details class="more"><summary>{summary}</summary>{quotes_html(more, citations, key, lang)}</details>'
+        )
+    return "".join(parts)
+
+
+def quote_text(quote: Quote, lang: str) -> list[str]:
+    """One quote as Markdown lines (copy and export): the same body, its [n], the "against" label."""
+    label = f"({t('against', lang)}) " if quote.role == "against" else ""
+    if quote.kind in _BLOCK_KINDS:
+        return [f"- {label}[{quote.n}]", *(f"  {line}" for line in (quote.markdown or quote.text).splitlines())]
+    if quote.kind == "heading" and quote.followers:
+        return [f"- {label}{quote.text} [{quote.n}]", *(f"  - {f}" for f in quote.followers)]
+    return [f"- {label}{quote.text} [{quote.n}]"]
