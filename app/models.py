@@ -225,6 +225,9 @@ class Quote(BaseModel):
     values: list[ValueSpan] = Field(default_factory=list, description="Values of the value line inside ``text``.")
     followers: list[str] = Field(default_factory=list, description="What a lead-in brings along, as shown text.")
     follower_kinds: list[str] = Field(default_factory=list, description="Each follower's unit kind.")
+    follower_markdown: list[str] = Field(
+        default_factory=list, description="Each follower's verbatim Markdown (a table row under its header)."
+    )
     role: QuoteRole = Field("support", description="value, support, against (the verdict), related (not stated).")
     score: float | None = Field(None, description="The answer selector's probability that the unit answers.")
     translation_of: str | None = None

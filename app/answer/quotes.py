@@ -70,6 +70,7 @@ def make_quote(
         values=spans,
         followers=[u.text for u in attached],
         follower_kinds=[u.kind for u in attached],
+        follower_markdown=[u.quote for u in attached],
         role=role,
         score=None if score is None else round(score, 4),
         translation_of=passage.translation_of,
