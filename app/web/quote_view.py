@@ -2,7 +2,7 @@
 
 ``Answer.lead`` (at most three ``Quote``) is shown under the direct answer, each quote by its kind: a
 table row as a table (its verbatim Markdown carries the header), code as a code block, a heading with what
-it brings along as a short list, a sentence or item as its text with the value line's values in bold.
+it brings along as one table (the rows under it, header once) and a short list for the rest, a sentence or item as its text with the value line's values in bold.
 A quote that argues against the verdict says so; a translation's original is one click away, never shown
 by default. ``Answer.more`` is folded under "More from the documents". Nothing is read back from the
 answer's Markdown: the fields are the answer.
@@ -22,8 +22,48 @@ from app.models import Citation, Quote
 from app.web.doc_html import to_html
 from app.web.i18n import t
 from app.web.render import cited_html, esc
+from core.units import is_table_separator
 
 _BLOCK_KINDS = ("row", "code", "code_line")
+
+
+def _follower_groups(quote: Quote) -> list[tuple[str, str]]:
+    """What a lead-in brings along, in order: ``("table", markdown)`` for each run of table rows under one
+    header (the header and delimiter once, then every row, from ``follower_markdown``), ``("item", text)``
+    for anything else (or a row whose Markdown is not at hand)."""
+    groups: list[tuple[str, str]] = []
+    head: tuple[str, str] | None = None
+    for i, text in enumerate(quote.followers):
+        kind = quote.follower_kinds[i] if i < len(quote.follower_kinds) else ""
+        lines = (quote.follower_markdown[i] if i < len(quote.follower_markdown) else "").strip().splitlines()
+        if kind == "row" and len(lines) >= 3 and is_table_separator(lines[1]):
+            rows = "\n".join(line.strip() for line in lines[2:])
+            if head == (lines[0].strip(), lines[1].strip()):
+                groups[-1] = ("table", f"{groups[-1][1]}\n{rows}")
+            else:
+                head = (lines[0].strip(), lines[1].strip())
+                groups.append(("table", f"{head[0]}\n{head[1]}\n{rows}"))
+        else:
+            head = None
+            groups.append(("item", text))
+    return groups
+
+
+def _followers_html(quote: Quote) -> str:
+    """The rows under a heading as one table, the other followers as a short list."""
+    out: list[str] = []
+    items: list[str] = []
+    for kind, body in _follower_groups(quote):
+        if kind == "table":
+            if items:
+                out.append(f"<ul>{''.join(items)}</ul>")
+                items = []
+            out.append(f'<div class="quote">{to_html(body)}</div>')
+        else:
+            items.append(f"<li>{esc(body)}</li>")
+    if items:
+        out.append(f"<ul>{''.join(items)}</ul>")
+    return "".join(out)
 
 
 def _with_values(quote: Quote) -> str:
@@ -54,8 +94,7 @@ def quote_html(quote: Quote, citations: Sequence[Citation], key: str, lang: str)
     if quote.kind in _BLOCK_KINDS:
         body = f"{label}{marker}{_block(quote)}"
     elif quote.kind == "heading" and quote.followers:
-        items = "".join(f"<li>{esc(f)}</li>" for f in quote.followers)
-        body = f"{label}<b>{esc(quote.text)}</b>{marker}<ul>{items}</ul>"
+        body = f"{label}<b>{esc(quote.text)}</b>{marker}{_followers_html(quote)}"
     else:
         body = f"{label}{_with_values(quote)}{marker}"
     if quote.original and quote.original.strip() != quote.text.strip():
@@ -88,5 +127,8 @@ def quote_text(quote: Quote, lang: str) -> list[str]:
     if quote.kind in _BLOCK_KINDS:
         return [f"- {label}[{quote.n}]", *(f"  {line}" for line in (quote.markdown or quote.text).splitlines())]
     if quote.kind == "heading" and quote.followers:
-        return [f"- {label}{quote.text} [{quote.n}]", *(f"  - {f}" for f in quote.followers)]
+        lines = [f"- {label}{quote.text} [{quote.n}]"]
+        for kind, body in _follower_groups(quote):
+            lines += [f"  {line}" for line in body.splitlines()] if kind == "table" else [f"  - {body}"]
+        return lines
     return [f"- {label}{quote.text} [{quote.n}]"]

@@ -7,6 +7,7 @@ Stop keeps the partial answer, marked stopped, puts the question back in the box
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -362,6 +363,7 @@ def test_the_answer_shows_the_lead_and_folds_the_rest(
     art = article_settings(indexed, tmp_path)
     with launched(art) as url:
         page = open_page(sized, url)
+        heading_rows = 0
         for question in (
             SELECTION_QUESTION,
             "Which is cheaper for a fixed on-premises GPU fleet, Slurm or Kubernetes?",
@@ -376,6 +378,11 @@ def test_the_answer_shows_the_lead_and_folds_the_rest(
             rows = bot.locator("li.q.kind-row")
             for i in range(rows.count()):  # a quoted table row is a table, not an "Item: …; Slurm: …" line
                 expect(rows.nth(i).locator("table")).to_be_visible()
+            headed = bot.locator("li.q.kind-heading")
+            for i in range(headed.count()):  # the rows a heading brings along: one table, not "Label: value; …"
+                listed = headed.nth(i).locator(":scope > ul > li").all_inner_texts()
+                assert not [x for x in listed if re.match(r"[^:;\n]+: [^;\n]*; [^:;\n]+: ", x)], listed
+            heading_rows += headed.locator(":scope > .quote table").count()
             text = bot.inner_text()
             for original in bot.locator("details.original-of").all():  # a translation's original only on request
                 expect(original).not_to_have_attribute("open", "")
@@ -383,5 +390,8 @@ def test_the_answer_shows_the_lead_and_folds_the_rest(
             against = bot.locator("li.q.against")
             for i in range(against.count()):
                 expect(against.nth(i)).to_contain_text("argues against the verdict")
+        assert heading_rows >= 1  # the article's comparison rows come under their heading, as a table
         width = page.viewport_size["width"] if page.viewport_size else 0
         shot(page, shots, f"lead-{width}", full_page=False)
+        page.locator("#chat li.q.kind-heading .quote table").last.scroll_into_view_if_needed()
+        shot(page, shots, f"heading-rows-{width}", full_page=False)

@@ -1,0 +1,51 @@
+"""Issue 27, item 2: the rows a heading (or a lead-in sentence) brings along are drawn as one table."""
+
+from __future__ import annotations
+
+import re
+
+from app.models import Quote
+from app.web.quote_view import quote_html, quote_text
+
+HEADER = "| Item | Slurm | Kubernetes |\n|---|---|---|"
+ROWS = ["| Scheduler | sbatch | kube-scheduler |", "| Cost | <b>low</b> | medium |"]
+
+
+def _heading(**kw: object) -> Quote:
+    rows = [f"Item: {r.split('|')[1].strip()}; Slurm: …" for r in ROWS]
+    return Quote(
+        n=1,
+        doc_id="d",
+        chunk_id="d#0",
+        kind="heading",
+        text="7. Comparison",
+        followers=[*rows, "A note after the table."],
+        follower_kinds=["row", "row", "item"],
+        follower_markdown=[f"{HEADER}\n{ROWS[0]}", f"{HEADER}\n{ROWS[1]}", "A note after the table."],
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_the_rows_under_a_heading_are_one_table_with_the_header_once() -> None:
+    html = quote_html(_heading(), [], "a1", "en")
+    assert html.count("<table") == 1 and html.count("<thead>") == 1
+    assert len(re.findall(r"<th\b", html)) == 3  # the header once
+    assert html.count("<tr>") == 3  # the header and both rows
+    assert "Item: Scheduler" not in html  # not "Label: value; …" bullets
+    assert "<td>sbatch</td>" in html and "kube-scheduler" in html
+    assert "<b>low</b>" not in html  # the cells are escaped like any document Markdown
+    assert "<li>A note after the table.</li>" in html  # what is not a row stays a short list
+    assert html.index("<table") < html.index("A note after")  # in the document's order
+
+
+def test_a_row_without_its_markdown_stays_a_line() -> None:
+    quote = _heading().model_copy(update={"follower_markdown": []})
+    html = quote_html(quote, [], "a1", "en")
+    assert "<table" not in html and "<li>Item: Scheduler; Slurm: …</li>" in html
+
+
+def test_the_copied_text_has_the_same_table() -> None:
+    lines = quote_text(_heading(), "en")
+    assert lines[0] == "- 7. Comparison [1]"
+    assert lines[1:5] == ["  | Item | Slurm | Kubernetes |", "  |---|---|---|", f"  {ROWS[0]}", f"  {ROWS[1]}"]
+    assert lines[5] == "  - A note after the table."
