@@ -42,9 +42,9 @@ from app.web.render import (
 )
 from app.web.verdict_view import (
     read_as_html,
+    reasons,
     verdict_line,
     verdict_line_text,
-    vote_text,
     votes_html,
     why_html,
     why_text,
@@ -172,7 +172,7 @@ def direct_text(answer: Answer, lang: str) -> list[str]:
     if answer.verdict is not None:
         v = answer.verdict
         lines.append(verdict_line_text(v.value, lang, v.read_as, v.deciding_label))
-        lines += [f"- {vote_text(vote, lang)}" for vote in v.votes]
+        lines += [f"- {line}" for line in reasons(v.votes, lang)]
     if answer.needs:
         lines.append(t("needs", lang, facts=listed(list(answer.needs), lang)))
     if findings := _findings(answer):

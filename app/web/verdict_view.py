@@ -4,7 +4,8 @@ Everything is built from the ``Verdict`` data (``app.models``), never read back 
 
 - the verdict line: one badge, "Read as: on-prem · training only" from ``read_as`` (the situation's human
   labels) and, for "it depends", the deciding facet;
-- one reason line per vote: the situation's label → the platform: the rule's own words [n];
+- one reason line per rule: the situation's label (or labels, when several vote through that rule) → the
+  platform: the rule's own words [n];
 - collapsed under them, what would change it (each ``Change``'s condition in the answer's language → the
   platform's human name) and the rules the verdict rests on, as a table.
 
@@ -49,17 +50,31 @@ def verdict_line(
     return f'<div class="verdict-line">{head}</div>'
 
 
-def vote_text(vote: Vote, lang: str) -> str:
-    """One reason, as plain text with its marker: ``on-prem → Slurm: LLM training on-premises … [1]``."""
-    label = vote.label or value_name(vote.facet, vote.value, lang)
+def vote_text(vote: Vote, lang: str, labels: Sequence[str] = ()) -> str:
+    """One reason, as plain text with its marker: ``on-prem → Slurm: LLM training on-premises … [1]``.
+
+    ``labels`` names the situations when several go through this one rule (``reasons``)."""
+    label = " · ".join(labels) or vote.label or value_name(vote.facet, vote.value, lang)
     marker = f" [{vote.n}]" if vote.n else ""
     return f"{label} → {verdict_label(vote.platform, lang)}: {rule_words(vote.rule)}{marker}"
+
+
+def reasons(votes: Sequence[Vote], lang: str) -> list[str]:
+    """One reason line per rule: situations that vote through the same rule for the same platform share its
+    line ("training and inference · one platform → Kubernetes: … [1]"), never the same line twice."""
+    merged: dict[tuple[str, str, int | None], tuple[Vote, list[str]]] = {}
+    for vote in votes:
+        label = vote.label or value_name(vote.facet, vote.value, lang)
+        _, labels = merged.setdefault((vote.rule.id, vote.platform, vote.n), (vote, []))
+        if label not in labels:
+            labels.append(label)
+    return [vote_text(vote, lang, labels) for vote, labels in merged.values()]
 
 
 def votes_html(votes: Sequence[Vote], citations: Sequence[Citation], key: str, lang: str) -> str:
     if not votes:
         return ""
-    items = "".join(f"<li>{cited_html(vote_text(v, lang), citations, key)}</li>" for v in votes)
+    items = "".join(f"<li>{cited_html(line, citations, key)}</li>" for line in reasons(votes, lang))
     return f'<ul class="votes">{items}</ul>'
 
 

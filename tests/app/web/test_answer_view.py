@@ -346,3 +346,29 @@ def test_the_pipelines_answers_are_shown_without_their_framing_twice(indexed: Se
     md = answer_view.answer_markdown(near, key="a2")
     assert md.count("Not stated in the documents") == 1 and md.count("Related, but not an answer") == 1
     assert 'class="related"' in md and "<sup" in md[md.index('class="related"') :]
+
+
+def test_situations_voting_through_one_rule_share_one_reason_line() -> None:
+    """Issue 27, item 9: "学習と推論 → Kubernetes: X [1]" and "基盤はひとつ → Kubernetes: X [1]" were the same line."""
+    serve = _rule("r3", "LLM学習後、同一基盤で推論サービスも運用", "kubernetes", reason="CI/CD との統合が容易")
+    cloud = _rule("r4", "クラウド主体でノードを頻繁に伸縮", "kubernetes")
+    verdict = Verdict(
+        value="kubernetes",
+        read_as=["クラウド", "学習と推論", "基盤はひとつ"],
+        votes=[
+            Vote(facet="deployment", value="cloud", label="クラウド", platform="kubernetes", rule=cloud, n=2),
+            Vote(facet="workload", value="training_and_serving", label="学習と推論", platform="kubernetes", rule=serve, n=1),
+            Vote(facet="one_platform", value="yes", label="基盤はひとつ", platform="kubernetes", rule=serve, n=1),
+        ],
+    )  # fmt: skip
+    answer = Answer(
+        question="クラウドで学習と推論を同じ基盤で運用したい。どちらがよいですか？", answer="", backend="extractive",
+        verdict=verdict, citations=[_cite(1), _cite(2)],
+    )  # fmt: skip
+    html = answer_view.answer_markdown(answer, key="a1", lang="ja")
+    lines = re.findall(r"<li>(.*?)</li>", html[html.index('class="votes"') :].split("</ul>")[0])
+    assert len(lines) == 2, lines  # one line per rule
+    assert lines[1].startswith("学習と推論 · 基盤はひとつ → Kubernetes: LLM学習後、同一基盤で推論サービスも運用"), lines
+    plain = answer_view.answer_plain(answer, "ja")
+    assert plain.count("LLM学習後、同一基盤で推論サービスも運用 — CI/CD") == 1, plain  # the copy says it once too
+    assert "- 学習と推論 · 基盤はひとつ → Kubernetes:" in plain
