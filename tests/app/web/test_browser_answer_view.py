@@ -348,6 +348,12 @@ def test_label_translation_and_example_slips(
         ja = ask(page, "SlurmとKubernetesの違いは何ですか？")
         expect(ja.locator("sub")).to_contain_text("抽出型")  # the footer in the answer's language
         expect(ja.locator("sub")).not_to_contain_text("extractive")
+        ja = ask(page, "クラウドで学習と推論を同じ基盤で運用したい。SlurmとKubernetesのどちらがよいですか？")
+        expect(ja.locator(".verdict-line")).to_contain_text("読み取った状況")
+        reasons = ja.locator("ul.votes > li").all_inner_texts()
+        assert len(reasons) >= 2 and len(set(reasons)) == len(reasons), reasons  # no reason line twice
+        said = [r.split("→", 1)[1] for r in reasons]
+        assert len(set(said)) == len(said), reasons  # nor the same rule under two labels
         page.get_by_role("tab", name="Which platform?").click()
         expect(page.locator("#recommend")).to_be_visible()
         expect(page.locator("#export-rec")).to_be_hidden()  # nothing to export yet
@@ -395,3 +401,19 @@ def test_the_answer_shows_the_lead_and_folds_the_rest(
         shot(page, shots, f"lead-{width}", full_page=False)
         page.locator("#chat li.q.kind-heading .quote table").last.scroll_into_view_if_needed()
         shot(page, shots, f"heading-rows-{width}", full_page=False)
+
+
+def test_recommend_is_on_the_first_screen_of_the_questionnaire(
+    indexed: Settings, sized: BrowserContext, shots: Path
+) -> None:
+    with launched(indexed) as url:
+        page = open_page(sized, url)
+        page.get_by_role("tab", name="Which platform?").click()
+        recommend = page.locator("#recommend")
+        expect(recommend).to_be_visible(timeout=TIMEOUT_MS)
+        page.wait_for_timeout(300)
+        assert page.evaluate("() => window.scrollY") == 0
+        found = box(recommend)
+        height = page.viewport_size["height"] if page.viewport_size else 0
+        assert found["y"] >= 0 and found["y"] + found["height"] <= height, (found, height)  # no scrolling to it
+        shot(page, shots, f"questionnaire-first-screen-{height}", full_page=False)
