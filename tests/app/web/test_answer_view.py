@@ -334,7 +334,9 @@ def test_every_field_is_escaped(field: str) -> None:
 
 def test_the_pipelines_answers_are_shown_without_their_framing_twice(indexed: Settings) -> None:
     """The real pipeline's answers: drawn from their typed fields, never from their Markdown."""
-    advisor = Advisor(indexed, FakeEmbeddings())
+    # the value line as the rules find it: the fitted selector shows one only when it is confident (its own tests
+    # are in tests/app/answer), and this test is about drawing one
+    advisor = Advisor(indexed.with_(answer_selector=False), FakeEmbeddings())
     typed = advisor.ask("How much memory does the gateway control plane need?")
     assert typed.findings, typed.answer
     md = answer_view.answer_markdown(typed, key="a1")
