@@ -10,7 +10,9 @@ anything that is not http(s) after that is left as plain text. Links open in a n
 HTML block (a chat message), which a blank line would end; line breaks inside code survive as ``&#10;``.
 ``hit`` marks blocks (paragraphs, list items, table rows, headings, code) whose text belongs to a quote
 with the class ``hit``, which the source panel highlights and scrolls to; in a code block only the quoted
-lines are marked (one ``<span class="hit">`` around them), not the whole manifest.
+lines are marked (one ``<span class="hit">`` around them), not the whole manifest, and in a paragraph or list
+item only the quoted sentences (a ``<span class="hit">`` each), not the whole paragraph. A table row is
+marked as a row, never the table.
 
     >>> to_html("| A | B |\\n|---|---|\\n| 1 | 2 |")
     '<div class="table-wrap"><table><thead><tr><th>A</th><th>B</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table></div>'
@@ -24,6 +26,7 @@ import html
 import re
 from collections.abc import Callable, Sequence
 from functools import cache
+from itertools import pairwise
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -116,8 +119,72 @@ def _mark_hits(tokens: Sequence[Token], hit: Hit) -> None:
         whole = (0, len(token.content.rstrip("\n").split("\n")))
         if span is not None and span != whole:
             token.meta = {**(token.meta or {}), "hit_lines": span}  # only these lines (_render_code)
-        elif span is not None or hit(_block_text(tokens, i)):
+        elif span is not None or (hit(text := _block_text(tokens, i)) and not _mark_sentences(tokens, i, text, hit)):
             token.attrJoin("class", "hit")
+
+
+def _inline_of(tokens: Sequence[Token], i: int) -> Token | None:
+    """The inline token of the prose block at ``tokens[i]`` (a paragraph, heading or list item's own line)."""
+    for later in tokens[i + 1 :]:
+        if later.type == "inline":
+            return later
+        if later.type not in ("paragraph_open", "heading_open"):
+            return None
+    return None
+
+
+def _span_pattern(piece: str) -> re.Pattern[str]:
+    """A piece of a quote (``plain`` text) as a pattern over rendered text: any spacing, any case."""
+    return re.compile(r"\s+".join(re.escape(word) for word in piece.split()), re.IGNORECASE)
+
+
+def _mark_sentences(tokens: Sequence[Token], i: int, text: str, hit: Hit) -> bool:
+    """Mark only the quoted sentences of a prose block (``<span class="hit">`` around each); False: the block
+    is not a sentence-level hit (it is all quoted, or a quote crosses its links or emphasis), mark it whole."""
+    pieces = getattr(hit, "pieces_in", None)
+    inline = _inline_of(tokens, i) if pieces and tokens[i].type in ("paragraph_open", "list_item_open") else None
+    if inline is None or pieces is None:
+        return False
+    if (inline.meta or {}).get("hit_spans"):  # a list item's paragraph: its item marked the spans already
+        return True
+    found = pieces(text)
+    children = list(inline.children or [])
+    # the block's rendered text, from its text and line-break children only; anything else ends a run
+    flat, where = "", []  # where[k]: (child index, offset in it) of flat[k]
+    for c, child in enumerate(children):
+        piece = child.content if child.type == "text" else "\n" if child.type in ("softbreak", "hardbreak") else "\0"
+        flat += piece
+        where += [(c, k) for k in range(len(piece))]
+    spans: list[tuple[int, int]] = []
+    for piece in found:
+        m = _span_pattern(piece).search(flat)
+        if m is None or "\0" in m.group(0) or (m.start() == 0 and m.end() == len(flat.rstrip())):
+            return False
+        spans.append((m.start(), m.end()))
+    spans.sort()
+    if not spans or any(a[1] > b[0] for a, b in pairwise(spans)):
+        return False  # overlapping quotes: the block as a whole
+    cuts: dict[int, list[tuple[int, str]]] = {}  # child index → [(offset, tag)]
+    for start, end in spans:
+        (c0, k0), (c1, k1) = where[start], where[end - 1]
+        cuts.setdefault(c0, []).append((k0, '<span class="hit">'))
+        cuts.setdefault(c1, []).append((k1 + 1, "</span>"))
+    out: list[Token] = []
+    for c, child in enumerate(children):
+        if c not in cuts:
+            out.append(child)
+            continue
+        done = 0
+        for offset, tag in sorted(cuts[c], key=lambda x: (x[0], x[1] != "</span>")):
+            if offset > done:
+                out.append(Token("text", "", 0, content=child.content[done:offset]))
+            out.append(Token("html_inline", "", 0, content=tag))
+            done = offset
+        if done < len(child.content):
+            out.append(Token("text", "", 0, content=child.content[done:]))
+    inline.children = out
+    inline.meta = {**(inline.meta or {}), "hit_spans": True}
+    return True
 
 
 def _render_code(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
@@ -191,6 +258,14 @@ class QuoteHit:
             return False
         held = any(text == q or (len(text) >= self.min_chars and text in q) for q in self.whole)
         return held or any(p in text for p in self.pieces)
+
+    def pieces_in(self, block: str) -> list[str]:
+        """The quote's lines inside ``block`` that are only part of it (each to mark as a span); [] when the
+        block is held by a quote as a whole (then the block itself is the hit)."""
+        text = plain(block)
+        if any(text == q or (len(text) >= self.min_chars and text in q) for q in self.whole):
+            return []
+        return [p for p in self.pieces if p in text]
 
     def code_lines(self, code: str) -> tuple[int, int] | None:
         """(first, end) of the lines of ``code`` that a quote's lines match in a row; None: no such run.

@@ -7,7 +7,7 @@ scrolls it to the passage (``Citation.link``, a text fragment). A translation co
 its original's aligned section; paraphrased notes say they are notes, not the source's wording.
 
 Example: ``panel_html(citation, snapshot.section_chunks(c.doc_id, c.section))`` → ``<div class="source-view">``
-with the section's tables and lists rendered and the quoted row or paragraph marked ``class="hit"``.
+with the section's tables and lists rendered and the quoted row, sentence or code lines marked ``class="hit"``.
 
 Deliberately left out: finding the chunks (``Snapshot.section_chunks``, called by ``app.web.handlers``)
 and any Gradio object.

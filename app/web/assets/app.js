@@ -81,7 +81,23 @@
     if (rate) ratedAt = [...document.querySelectorAll("#chat .message-buttons")].indexOf(rate);
   }, true);
 
+  // While the source panel is open, Tab and Shift+Tab cycle through its own controls (a modal dialog).
+  const trapFocus = (event) => {
+    const panel = document.getElementById("source-panel");
+    if (!panel || !panel.getClientRects().length || !panel.querySelector(".source-view")) return;
+    const stops = [...panel.querySelectorAll(
+      'a[href], button, input, select, textarea, summary, [tabindex]:not([tabindex="-1"])'
+    )].filter((el) => !el.disabled && el.getClientRects().length > 0);
+    if (!stops.length) { event.preventDefault(); panel.focus(); return; }
+    const first = stops[0];
+    const last = stops[stops.length - 1];
+    const at = document.activeElement;
+    const inside = panel.contains(at);
+    if (event.shiftKey && (!inside || at === first || at === panel)) { event.preventDefault(); last.focus(); }
+    else if (!event.shiftKey && (!inside || at === last)) { event.preventDefault(); first.focus(); }
+  };
   document.addEventListener("keydown", (event) => {
+    if (event.key === "Tab") { trapFocus(event); return; }
     if (event.key !== "Escape") return;
     const close = document.querySelector("#source-panel #source-close");
     if (close) close.click();
@@ -136,7 +152,7 @@
   document.addEventListener("scroll", placeFeedback, true);
   window.addEventListener("resize", placeFeedback);
 
-  // The source panel: a dialog. When a section arrives it takes focus and shows the highlighted quote
+  // The source panel: a dialog (Tab is trapped inside it: trapFocus). When a section arrives it takes focus and shows the highlighted quote
   // (scrolled into view vertically only: the panel never opens scrolled sideways); the page behind is dimmed
   // and locked on a phone (html.panel-open); closing gives focus back to the link that opened it.
   let shownPanel = "";

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from fake_openai_server import FakeLLMServer
 from fakes import FakeEmbeddings
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from core.settings import Settings
 from ingest.indexer import run_ingest
@@ -418,3 +418,105 @@ def test_recommend_is_on_the_first_screen_of_the_questionnaire(
         height = page.viewport_size["height"] if page.viewport_size else 0
         assert found["y"] >= 0 and found["y"] + found["height"] <= height, (found, height)  # no scrolling to it
         shot(page, shots, f"questionnaire-first-screen-{height}", full_page=False)
+
+
+WALRUS_PROSE_DOC = """---
+id: "walrus-ops-en"
+title: "Walrus Operations Handbook"
+url: "https://example.test/docs/walrus/ops"
+language: "en"
+license: "CC0-1.0"
+completeness: "full"
+---
+
+# Walrus Operations Handbook
+
+## Checkpoints
+
+Storage upgrades happen in a nightly maintenance window. Walrus checkpoints are written to the shared scratch \
+volume every forty minutes during training. Stale files are pruned after nine days by a cron job. The login nodes \
+are rebooted on Sundays. Badge access to the machine room is granted by facilities. Printer queues are drained \
+before each holiday. Visitors sign the logbook at the front desk.
+
+## Quotas
+
+Quotas are reviewed each quarter by the platform group.
+
+| Team | GPU quota | Storage quota |
+|---|---|---|
+| Vision | 64 GPUs | 200 TB |
+| Walrus speech | 48 GPUs on the narwhal partition | 120 TB |
+| Robotics | 16 GPUs | 40 TB |
+| Search | 8 GPUs | 10 TB |
+"""
+
+
+def _open_panel(page: Page, bot: Locator) -> Locator:
+    """Open the source panel from the walrus handbook's source under ``bot``, from the keyboard."""
+    source = bot.locator(".source", has_text="Walrus Operations Handbook").first
+    source.locator("a.src-title").focus()
+    page.keyboard.press("Enter")
+    panel = page.locator("#source-panel")
+    expect(panel.locator(".source-view")).to_be_visible(timeout=TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    return panel
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted", "other"),
+    [
+        (
+            "How often are walrus checkpoints written to the scratch volume?",
+            "every forty minutes",
+            "Visitors sign the logbook",
+        ),
+        ("What GPU quota does the walrus speech team have?", "48 GPUs on the narwhal partition", "Search"),
+    ],
+    ids=["sentence", "table-row"],
+)
+def test_the_source_panel_lights_up_only_the_quoted_sentence_or_row(
+    settings: Settings, sized: BrowserContext, shots: Path, question: str, quoted: str, other: str
+) -> None:
+    (settings.index.corpus_dir / "walrus-ops-en.md").write_text(WALRUS_PROSE_DOC, encoding="utf-8")
+    run_ingest(settings, FakeEmbeddings())
+    with launched(settings) as url:
+        page = open_page(sized, url)
+        bot = ask(page, question)
+        panel = _open_panel(page, bot)
+        hits = panel.locator(".sv-body .hit")
+        assert hits.count() >= 1
+        lit = " ".join(hits.all_text_contents())
+        assert quoted in lit and other not in lit, lit  # the quoted sentence or row, not its paragraph or table
+        expect(hits.first).to_be_in_viewport()
+        # the block around it is not lit as a whole: not the paragraph, not the table
+        assert panel.locator("p.hit", has_text=quoted).count() == 0
+        assert panel.locator("table.hit, .table-wrap.hit, tbody.hit").count() == 0
+        shot(page, shots, f"source-panel-{quoted.split()[0]}", full_page=False)
+
+
+def test_tab_and_shift_tab_stay_inside_the_open_source_panel(
+    settings: Settings, sized: BrowserContext, shots: Path
+) -> None:
+    (settings.index.corpus_dir / "walrus-ops-en.md").write_text(WALRUS_PROSE_DOC, encoding="utf-8")
+    run_ingest(settings, FakeEmbeddings())
+    with launched(settings) as url:
+        page = open_page(sized, url)
+        bot = ask(page, "How often are walrus checkpoints written to the scratch volume?")
+        panel = _open_panel(page, bot)
+        inside = "() => !!document.activeElement && !!document.activeElement.closest('#source-panel')"
+        stops = panel.evaluate(
+            """p => [...p.querySelectorAll('a[href], button, input, select, textarea, summary')]
+                 .filter(e => e.getClientRects().length).length"""
+        )
+        assert stops >= 2, stops  # ✕ Close and the link out, at least
+        seen: set[str] = set()
+        for key in ["Tab"] * (stops + 3) + ["Shift+Tab"] * (stops + 3):
+            page.keyboard.press(key)
+            assert page.evaluate(inside), (key, page.evaluate("() => document.activeElement.outerHTML.slice(0, 200)"))
+            seen.add(page.evaluate("() => document.activeElement.outerHTML.slice(0, 120)"))
+        assert len(seen) >= 2, seen  # it cycles through the panel's controls, not stuck on one
+        shot(page, shots, "source-panel-focus", full_page=False)
+        page.keyboard.press("Escape")
+        expect(panel).to_be_hidden(timeout=TIMEOUT_MS)
+        page.keyboard.press("Tab")  # closed: the trap is gone, focus moves on through the page
+        assert not page.evaluate(inside)

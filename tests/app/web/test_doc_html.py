@@ -83,3 +83,33 @@ def test_only_the_quoted_lines_of_a_code_block_are_marked() -> None:
     assert '<pre class="hit"' not in html and "apiVersion: batch/v1&#10;<span" in html
     whole = to_html(section, hit=quote_hit(section.split("\n\n", 1)[1]))
     assert 'class="hit language-yaml"' in whole and '<span class="hit">' not in whole  # all of it: the block
+
+
+def test_only_the_quoted_sentences_of_a_paragraph_are_marked() -> None:
+    section = (
+        "Overall, Slurm suits a fixed on-premises fleet of GPUs. Kubernetes suits elastic ones.\n\n"
+        "- The scheduler backfills <small> jobs first. It never preempts them."
+    )
+    html = to_html(section, hit=quote_hit("Slurm suits a fixed on-premises fleet of GPUs.", "It never preempts them."))
+    assert '<p>Overall, <span class="hit">Slurm suits a fixed on-premises fleet of GPUs.</span> Kubernetes' in html
+    assert (
+        '<li>The scheduler backfills &lt;small&gt; jobs first. <span class="hit">It never preempts them.</span></li>'
+        in html
+    )
+    assert '<p class="hit">' not in html and "<li class" not in html
+    whole = to_html(
+        section,
+        hit=quote_hit("Overall, Slurm suits a fixed on-premises fleet of GPUs.\nKubernetes suits elastic ones."),
+    )
+    assert '<p class="hit">Overall' in whole and "<span" not in whole  # every sentence quoted: the paragraph
+    # a quote that crosses the paragraph's markup (a link, emphasis) marks the paragraph as a whole
+    crossing = to_html(
+        "Intro. Slurm suits a *fixed* fleet of GPU nodes. More.",
+        hit=quote_hit("Slurm suits a fixed fleet of GPU nodes."),
+    )
+    assert '<p class="hit">' in crossing and '<span class="hit">' not in crossing
+    alone = to_html(
+        "Slurm suits a fixed on-premises fleet of GPUs.",
+        hit=quote_hit("Slurm suits a fixed on-premises fleet of GPUs."),
+    )
+    assert alone == '<p class="hit">Slurm suits a fixed on-premises fleet of GPUs.</p>'  # all of it: the block
