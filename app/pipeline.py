@@ -186,9 +186,8 @@ class Advisor:
         if self.selector is None or not passages or not query:
             return None
         cands = self._candidates(r, turn, query, language, passages)
-        support = self._support(r.evidence, passages, language)
         return choose(
-            self.selector, cands, r.typed, r.queries, typed_text(turn, query), len(r.missing), support,
+            self.selector, cands, r.typed, r.queries, typed_text(turn, query), len(r.missing), r.support,
             r.decision.text is None, r.located, asks_housekeeping(turn.focus),
         )  # fmt: skip
 
@@ -248,10 +247,6 @@ class Advisor:
             weights, passages, howto=is_howto_question(focus), housekeeping_ok=bool(HOUSEKEEPING.search(focus))
         )
 
-    def support_of(self, evidence: Evidence, passages: Sequence[Passage], language: str) -> float:
-        """How well the best passages match the question (``app.answer.refusal.support``)."""
-        return self._support(evidence, passages, language)
-
     def _support(self, evidence: Evidence, passages: Sequence[Passage], language: str) -> float:
         return refusal.support(
             evidence.best_lexical,
@@ -309,7 +304,7 @@ class Advisor:
         decision = refusal.decide(
             query, language, strength, snap.known_words, typed, missing, len(located), situation=bool(situation)
         )
-        return _Reading(typed, evidence, located, missing, decision, situation, covering, queries)
+        return _Reading(typed, evidence, located, missing, decision, situation, covering, queries, strength)
 
     def _extractive(
         self, question: str, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
@@ -456,6 +451,7 @@ class _Reading:
     situation: Situation | None = None
     covering: list[Unit] = field(default_factory=list)
     queries: list[PartQuery] = field(default_factory=list)
+    support: float = 0.0  # how well the best passages match the question (app.answer.refusal.support)
 
 
 @dataclass

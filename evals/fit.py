@@ -37,7 +37,7 @@ from sklearn.model_selection import GroupKFold
 from app.answer.evidence import followers
 from app.answer.features import FEATURES
 from app.answer.lead import ANSWERABLE_FEATURES, answerable_features
-from app.answer.selector import FORMAT, MODEL_PATH
+from app.answer.selector import FORMAT, MODEL_PATH, logistic_from
 from app.answer.value_candidates import VALUE_FEATURES, SpanCandidate, span_candidates, value_rows
 from app.models import VALUE_TYPES, Turn
 from core.units import code_window
@@ -98,7 +98,7 @@ def collect(cases: list[GoldenCase], progress: bool = True) -> list[CaseData]:
         data = CaseData(
             case.id, case.refuse, cands.matrix, np.asarray([float(bool(g)) for g in groups]), groups,
             len(case.must_include), part_types=[q.part.answer_type for q in r.queries],
-            support=advisor.support_of(r.evidence, seen.passages, seen.language),
+            support=r.support,
             rules_answer=r.decision.text is None, missing=len(r.missing),
         )  # fmt: skip
         for i, query in enumerate(r.queries):
@@ -223,8 +223,7 @@ def logistic(x: Matrix, y: Matrix, names: tuple[str, ...]) -> tuple[LogisticRegr
 
 
 def apply_logistic(spec: dict[str, Any], x: Matrix) -> Matrix:
-    z = (x - np.asarray(spec["mean"])) / np.asarray(spec["scale"])
-    return np.asarray(1 / (1 + np.exp(-(z @ np.asarray(spec["coef"]) + spec["intercept"]))))
+    return logistic_from(spec).probability(x)
 
 
 def precision_threshold(p: Matrix, y: Matrix, target: float) -> tuple[float, float, float]:

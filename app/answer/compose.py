@@ -70,7 +70,7 @@ def select_units(
         if s.unit.kind == "code" and any(c.unit.kind == "code" for c in chosen):
             continue  # one example is enough; more would crowd out the explanation
         words = set(content_tokens(s.unit.text))
-        if any(_overlap(words, other) >= REDUNDANT for other in kept):
+        if any(word_overlap(words, other) >= REDUNDANT for other in kept):
             continue
         kept.append(words)
         per_passage[s.unit.passage] = per_passage.get(s.unit.passage, 0) + 1
@@ -79,7 +79,7 @@ def select_units(
     return chosen
 
 
-def _overlap(a: set[str], b: set[str]) -> float:
+def word_overlap(a: set[str], b: set[str]) -> float:
     """Share of the smaller unit's words that the other one also has (1.0 for an exact repeat)."""
     if not a or not b:
         return float(a == b)

@@ -1,8 +1,7 @@
 """From the selector's probabilities to an answer's parts (pure): the value line, the lead quotes, the rest.
 
-- Each part asking for a value takes the valued unit (one holding a new value of the part's type) that the
-  unit model ranks first for that part; its value's features go to the value model, whose calibrated
-  probability decides whether the value line shows it.
+- Each part asking for a value takes the value span (``app.answer.value_candidates``) that the value model
+  rates best; its probability decides whether the value line shows it (``app.answer.choose``).
 - The lead covers the question: each part's best unit first (a two-part question gets the best unit of
   each), then the best remaining units overall, never a unit that mostly repeats one already chosen or that
   a chosen lead-in already shows.
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from app.answer.compose import REDUNDANT, word_overlap
 from app.answer.evidence import ScoredUnit, followers
 from app.answer.features import FEATURES, Candidates
 from app.answer.locate import Located, PartQuery
@@ -34,7 +34,6 @@ ANSWERABLE_FEATURES = (
     "p_max", "p_top3", "p_value", "value_parts", "missing_share", "support", "rules_answer", "units", "quoted_parts",
 )  # fmt: skip
 MAX_QUOTES = 7  # the lead and what is folded under it
-REDUNDANT = 0.7
 _HOUSEKEEPING = FEATURES.index("housekeeping")
 Matrix = npt.NDArray[np.float64]
 
@@ -142,16 +141,10 @@ def choose_quotes(
         if unit.kind == "code" and code:
             continue
         words = set(content_tokens(unit.text))
-        if any(_overlap(words, other) >= REDUNDANT for other in kept):
+        if any(word_overlap(words, other) >= REDUNDANT for other in kept):
             continue
         code = code or unit.kind == "code"
         kept.append(words)
         chosen.append(ScoredUnit(unit, float(overall[i])))
         shown.update(followers(unit, cands.units))
     return chosen
-
-
-def _overlap(a: set[str], b: set[str]) -> float:
-    if not a or not b:
-        return float(a == b)
-    return len(a & b) / min(len(a), len(b))

@@ -143,7 +143,7 @@ def from_dict(data: dict[str, Any]) -> Selector:
         features=list(data["features"]),
         unit=_trees(data["unit"]),
         value=_trees(data["value"]),
-        answerable=_logistic(data["answerable"]),
+        answerable=logistic_from(data["answerable"]),
         meta={k: v for k, v in data.items() if k not in ("unit", "value", "answerable", "features")},
     )
 
@@ -152,14 +152,15 @@ def _trees(data: dict[str, Any]) -> Trees:
     return Trees(float(data["init"]), float(data["rate"]), list(data["trees"]), float(data.get("threshold", 0.5)))
 
 
-def _logistic(data: dict[str, Any]) -> Logistic:
+def logistic_from(data: dict[str, Any]) -> Logistic:
+    """A logistic model from its JSON form (without a threshold yet while it is being fitted: 0.5)."""
     return Logistic(
         list(data["features"]),
         [float(v) for v in data["mean"]],
         [float(v) or 1.0 for v in data["scale"]],
         [float(v) for v in data["coef"]],
         float(data["intercept"]),
-        float(data["threshold"]),
+        float(data.get("threshold", 0.5)),
     )
 
 
