@@ -80,7 +80,7 @@ def test_answer_streams_and_keeps_only_cited_sentences(llama: LlamaServer, index
 
 
 def test_a_timeout_gives_the_extractive_answer_with_a_plain_notice(llama: LlamaServer, indexed: Settings) -> None:
-    final = list(_advisor(indexed, llama.base_url, timeout=0.05).stream(QUESTION, backend="openai", k=3))[-1]
+    final = list(_advisor(indexed, llama.base_url, timeout=0.005).stream(QUESTION, backend="openai", k=3))[-1]
     assert final.notice == "llm_timeout" and final.backend == "extractive"
     shown = _shown(final)
     assert "did not answer in time" in shown and "three times a year" in shown
