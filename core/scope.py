@@ -7,11 +7,14 @@ fine", "気にしません", "こだわらない": indifference, whose "not" is 
 ("maybe", "かもしれない", "予定"), and whether it sits in a condition ("if", "なら"). A tag question
 ("…, ok?", "…, right?", "…よね？") is neither a negation nor indifference: it asks for agreement.
 
-    >>> s = scope("we don't need inference, ok?", 16, 25)
+    >>> s = scope("we don't need inference, ok?", 14, 23)
     >>> s.negations, s.indifferent, s.tag
     (1, False, True)
     >>> scope("推論はしないわけではない", 0, 2).negations
     2
+
+``negation_mask`` marks every character a negation reaches (no cue needed): the vocabulary features use it,
+so "nothing about batch schedulers" and "batch schedulers" are different words to the fitted reader.
 
 Deliberately left out: what a negated cue means (the fitted reader weighs these features against the cue
 and the embedder's similarity, ``app.advice.facet_model``) and clause splitting (``core.situation``).
@@ -36,31 +39,38 @@ _EN_NEG_AFTER = re.compile(
 )
 # Japanese negation after the cue, up to the next clause link.
 _JA_NEG = re.compile(
-    r"ない|なく|ません|ず(?:に|、|$)|ゼロ|皆無|不要|要らな|いらな|なし|無し|ではなく|じゃなく|以外|やめ|止め|予定はな|やらな|外し|諦め"
+    r"ない|なく|なけれ|ません|ず(?:に|、|$)|ゼロ|皆無|不要|要らな|いらな|なし|無し|ではなく|じゃなく|以外|やめ|止め|予定はな|やらな|外し|諦め"
 )
-_JA_LINK = re.compile(
-    r"(?<=[っ])て|(?<![でにはがをもと])て(?!い|お|も)|(?<!ではな)(?<!な)で(?![はもす])|なら|ので|から|、"
-)
+# "て" links two clauses ("使って、…", "見て学習する") but not in a progressive or auxiliary ending ("使っていません",
+# "見ておく", "使ってもいい"), where the negation after it still belongs to the cue's predicate.
+_JA_LINK = re.compile(r"(?<![でにはがをもと])て(?!い|お|も)|(?<!ではな)(?<!な)で(?![はもす])|なら|ので|から|、")
 # Saying a thing is acceptable or of no concern: its negation words ("don't mind", "構いません") are not a
 # negation of the thing.
 _INDIFFERENT = re.compile(
     r"\b((is|are|'s|'re|be|seems?) (fine|ok|okay|acceptable|no problem|not a problem)|fine (by|with) (us|me)|ok with"
-    r"|(don't|do not|doesn't|wouldn't) (mind|care)|no problem|not an issue|happy with|doesn't matter|don't need (one|a single))\b"
+    r"|(don't|do not|doesn't|wouldn't) (mind|care)|(nobody|no one|none of us) (minds|cares)|makes? no difference|no problem|not an issue|happy with|doesn't matter|don't need (one|a single))\b"
     r"|問題(は)?(あり)?ません|問題ない|気にしません|気にしない|(構|かま)いません|(構|かま)わない|大丈夫|平気|抵抗は(ありません|ない)"
-    r"|こだわらない|こだわりません|こだわりはない|どちらでも(いい|よい)|別に(いい|よい)|(でも|ても)(いい|よい)"
+    r"|こだわらない|こだわりません|こだわりはない|(どちら|どっち)でも(いい|よい|構)|別に(いい|よい)|(でも|ても)(いい|よい)"
 )
 # "…, ok?", "…, right?", "…よね？": a request for agreement.
 _TAG = re.compile(r",\s*(ok|okay|right|yeah|correct|no)\s*[?？]?\s*$|よね\s*[？?]?\s*$|でしょ(う)?\s*[？?]?\s*$")
 # Japanese words that end in a negative form without negating anything: "few", "only", "indispensable".
-_LEXICAL_NEG = re.compile(r"少な(い|く)|足りな|しか(い|あり)?(ない|ません)|欠かせな|外せな|譲れな|譲らな|限らな|すくな")
+# Obligation ("サービングしなければならず", "使わないといけない") is a requirement, not a negation.
+_LEXICAL_NEG = re.compile(
+    r"少な(い|く)|足りな|しか(い|あり)?(ない|ません)|欠かせな|外せな|譲れな|譲らな|限らな|すくな"
+    r"|(なけれ|なくて)(ば|は)(なら|いけ|だめ|ダメ)(ない|ず|ません)?|ないと(いけ|だめ|ダメ)(ない|ません)?"
+)
 _HEDGE = re.compile(
     r"\b(maybe|might|perhaps|probably|possibly|may|could|eventually|someday|later|considering|thinking about"
     r"|not sure|unsure|plan(ning)? to|hope to|likely)\b"
     r"|かもしれ|たぶん|多分|おそらく|予定|検討|可能性|いずれ|将来|そのうち|ゆくゆく|つもり|かも"
 )
 _CONDITION = re.compile(
-    r"\b(if|unless|when|in case|suppose|assuming|whether)\b|なら|ならば|たら|場合|とすれば|としたら"
+    r"\b(if|unless|when|in case|suppose|assuming|whether)\b|なら|ならば|たら|ければ|限り|場合|とすれば|としたら"
 )
+_PUNCT = re.compile(r"[,、:;]")
+# A subject that opens a main clause after a condition ("if X doesn't…, we stay…").
+_SUBJECT = re.compile(r"\b(we|i|they|you|it|that|this)\b")
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,21 @@ def _ja_after(after: str) -> str:
     return after[: link.start()] if link else after
 
 
+def _main_clause(before: str) -> str:
+    """``before`` from where the main clause of a condition begins: in "if the budget doesn't come through
+    we stay on-prem" the negation belongs to the condition, and the subject after it ("we") opens the
+    main clause, which the negation does not reach. Without a condition, ``before`` unchanged."""
+    cond = _CONDITION.search(before)
+    if cond is None:
+        return before
+    rest = before[cond.end() :]
+    neg = _EN_NEG.search(rest)
+    if neg is None:
+        return before
+    subjects = list(_SUBJECT.finditer(rest, neg.end()))
+    return rest[subjects[-1].start() :] if subjects else before
+
+
 def scope(clause: str, start: int, end: int) -> Scope:
     """The scope of the cue at ``clause[start:end]`` (``clause`` NFKC-lower-cased, as the cues see it)."""
     before = clause[max(0, start - _EN_WINDOW) : start]
@@ -94,13 +119,16 @@ def scope(clause: str, start: int, end: int) -> Scope:
     near_after = after[:28]
     ja = not after[:12].isascii()
     ja_after = _ja_after(after) if ja else ""
-    indifferent = bool(_INDIFFERENT.search(before[-24:] + clause[start:end] + near_after))
+    own_part = re.split(r"[,、]", before)[-1]
+    indifferent = bool(_INDIFFERENT.search(own_part + clause[start:end] + near_after))
     # an indifference phrase's own negation word is not a negation of the cue, nor is a lexical negative
-    # form that may begin inside the cue ("3人しかいません"): both are blanked, positions kept
-    plain_before = _INDIFFERENT.sub(" ", re.split(r"[,、]", before)[-1])
+    # form that may begin inside the cue ("3人しかいません") or run past a clause link ("しなければならない"):
+    # both are blanked, positions kept
+    main = _main_clause(re.split(r"[,、]", clause[:start])[-1])
+    plain_before = _INDIFFERENT.sub(" ", main[-_EN_WINDOW:])
     tail = clause[max(start, end - 3) : end]
-    blanked = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, tail + ja_after))
-    plain_after = blanked[len(tail) :]
+    blanked = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, tail + after))
+    plain_after = blanked[len(tail) : len(tail) + len(ja_after)]
     negations = len(_EN_NEG.findall(plain_before)) + len(_JA_NEG.findall(plain_after))
     if _EN_NEG_AFTER.search(after):
         negations += 1
@@ -113,4 +141,61 @@ def scope(clause: str, start: int, end: int) -> Scope:
         hedged=bool(_HEDGE.search(clause)),
         conditional=bool(_CONDITION.search(clause[:start]) or (ja and _CONDITION.search(after[:24]))),
         tag=bool(_TAG.search(clause[end:])),
+    )
+
+
+def negation_mask(clause: str) -> list[bool]:
+    """Per character of ``clause`` (NFKC-lower-cased): does an odd number of negations reach it? English
+    negates from the negator to the next comma or the end of the clause ("no serving here" → "serving
+    here"); Japanese negates back from its negator to the previous clause link ("推論はしません" → "推論は
+    し"). Indifference phrases and lexical negative forms negate nothing. The vocabulary features mark the
+    words under it, so "no serving" and "serving" are different features.
+
+    >>> "".join("^" if m else "." for m in negation_mask("no gpus, 推論はしない"))
+    '..^^^^^.^^^^^..'
+    """
+    plain = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, clause))
+    depth = [0] * len(clause)
+    for m in _EN_NEG.finditer(plain):
+        stop = _PUNCT.search(plain, m.end())
+        for i in range(m.end(), stop.start() if stop else len(plain)):
+            depth[i] += 1
+    for m in _JA_NEG.finditer(plain):
+        links = [k for k in (*_JA_LINK.finditer(plain[: m.start()]), *_PUNCT.finditer(plain[: m.start()]))]
+        for i in range(max((k.end() for k in links), default=0), m.start()):
+            depth[i] += 1
+    return [d % 2 == 1 for d in depth]
+
+
+@dataclass(frozen=True)
+class ClauseNegation:
+    """How a whole clause is negated, cue or no cue: the negated-flag model's clause features."""
+
+    negators: int = 0  # negation words, not counting indifference phrases and lexical negatives
+    lexical: int = 0  # negative forms that negate nothing: "しかいない" (only), "なければならない" (must)
+    reached: float = 0.0  # share of the clause's characters a negation reaches
+    indifferent: bool = False
+    tag: bool = False
+    conditional: bool = False
+
+
+def clause_negation(clause: str) -> ClauseNegation:
+    """The negation summary of one clause (NFKC-lower-cased).
+
+    >>> c = clause_negation("nothing to serve here")
+    >>> c.negators, round(c.reached, 2), c.indifferent
+    (1, 0.67, False)
+    >>> c = clause_negation("運用は3人しかいません")
+    >>> c.negators, c.lexical
+    (0, 1)
+    """
+    mask = negation_mask(clause)
+    plain = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, clause))
+    return ClauseNegation(
+        negators=len(_EN_NEG.findall(plain)) + len(_JA_NEG.findall(plain)),
+        lexical=len(_LEXICAL_NEG.findall(clause)),
+        reached=sum(mask) / len(mask) if mask else 0.0,
+        indifferent=bool(_INDIFFERENT.search(clause)),
+        tag=bool(_TAG.search(clause)),
+        conditional=bool(_CONDITION.search(plain)),
     )

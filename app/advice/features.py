@@ -22,6 +22,7 @@ import numpy as np
 
 from app.advice.verdict import choice_cues
 from app.answer.question import cued_types, focus_entities
+from core.scope import clause_negation, negation_mask
 from core.situation import Candidate, candidates, clauses, facets
 from core.text import content_tokens, normalize
 
@@ -77,22 +78,84 @@ def facet_features(text: str, scores: ValueScores | None = None) -> dict[str, np
     return out
 
 
+def negated_feature_names() -> list[str]:
+    """The negated-flag model's features: one model for every facet, so facet-agnostic but for the facet's
+    own column."""
+    cue = ["neg_other", "neg_same", "pos_same", "indifferent", "tagged_neg", "conditional_neg"]
+    clause = [
+        "negators",
+        "lexical_negatives",
+        "reached",
+        "neg_grams",
+        "clause_indifferent",
+        "clause_tag",
+        "clause_conditional",
+    ]
+    return cue + clause + [f"facet:{f}" for f in facets().order]
+
+
+def negated_features(facet: str, value: str, hits: Sequence[Candidate], carrier: str) -> np.ndarray:
+    """Was ``facet`` = ``value`` said through a negation ("no serving" → training only, "学習しかしません",
+    "two systems is fine by us")? The cue hits of the facet with their scope, and the negation of the
+    clause that carries the value (``carrier``: the cue's clause, else the clause the facet model reads it
+    from), for the negated-flag model."""
+    other = [c for c in hits if c.value != value]
+    same = [c for c in hits if c.value == value]
+    clause = clause_negation(normalize(carrier))
+    grams = ngrams(carrier, marked=True)
+    return np.asarray(
+        [
+            float(sum(c.scope.negated for c in other)),
+            float(sum(c.scope.negated for c in same)),
+            float(sum(not c.scope.negated and not c.scope.indifferent for c in same)),
+            float(sum(c.scope.indifferent for c in hits)),
+            float(sum(c.scope.tag and c.scope.negated for c in hits)),
+            float(sum(c.scope.conditional and c.scope.negated for c in hits)),
+            float(np.log1p(clause.negators)),
+            float(clause.lexical),
+            clause.reached,
+            float(np.log1p(sum(g.startswith(NEGATED) for g in grams))),
+            float(clause.indifferent),
+            float(clause.tag),
+            float(clause.conditional),
+            *(float(f == facet) for f in facets().order),
+        ],
+        dtype=float,
+    )
+
+
 _WORD = re.compile(r"[a-z][a-z0-9'+/-]*")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff々ー]+")
 
 
-def ngrams(text: str) -> set[str]:
-    """The words and word pairs of Latin text and the character pairs of Japanese runs: the vocabulary
-    features (which words say a facet is learnt from the labelled texts).
+NEGATED = "¬"  # prefix of an n-gram a negation reaches
 
-    >>> sorted(ngrams("Own racks, 推論"))
-    ['own', 'own racks', 'racks', '推論']
+
+def ngrams(text: str, marked: bool = False) -> set[str]:
+    """The words and word pairs of Latin text and the character pairs of Japanese runs: the vocabulary
+    features (which words say a facet is learnt from the labelled texts). ``marked``: an n-gram a negation
+    reaches (``core.scope.negation_mask``, clause by clause) is a different one, prefixed with ``NEGATED``
+    (the negated-flag model counts them; as vocabulary features they cost the facet models more than they
+    gave on dev).
+
+    >>> sorted(ngrams("Own racks, no serving. 推論はしない"))
+    ['no', 'no serving', 'own', 'own racks', 'racks', 'racks no', 'serving', 'しな', 'ない', 'はし', '推論', '論は']
+    >>> sorted(g for g in ngrams("Own racks, no serving. 推論はしない", marked=True) if g.startswith(NEGATED))
+    ['¬serving', '¬しな', '¬はし', '¬推論', '¬論は']
     """
-    norm = normalize(text)
-    words = _WORD.findall(norm)
-    grams = set(words) | {f"{a} {b}" for a, b in itertools.pairwise(words)}
-    for run in _CJK.findall(norm):
-        grams |= {run[i : i + 2] for i in range(len(run) - 1)} or {run}
+    grams: set[str] = set()
+    for raw in clauses(text):
+        norm = normalize(raw)
+        mask = negation_mask(norm) if marked else [False] * len(norm)
+        words = list(_WORD.finditer(norm))
+        marks = [NEGATED if mask[m.start()] else "" for m in words]
+        grams |= {mark + m.group() for mark, m in zip(marks, words, strict=True)}
+        grams |= {
+            f"{mark}{a.group()} {b.group()}" for mark, (a, b) in zip(marks, itertools.pairwise(words), strict=False)
+        }
+        for run in _CJK.finditer(norm):
+            pairs = [(run.start() + i, run.group()[i : i + 2]) for i in range(len(run.group()) - 1)]
+            grams |= {(NEGATED if mask[i] else "") + pair for i, pair in pairs} or {run.group()}
     return grams
 
 

@@ -1,7 +1,6 @@
 """Fit the situation models and write ``app/advice/situation_model.json`` (scikit-learn; rerunnable).
 
     python -m app.advice.fit                 # fit on split "train", choose C and thresholds on "dev"
-    python -m app.advice.fit --report        # also print train/dev figures (never the test split)
 
 Labelled data (``evals/``): ``situations.jsonl`` (text, facets, asks_platform, split), ``negation.jsonl``
 (text, facet, value, split: one facet's label per row), and the golden sets' cases (``golden.jsonl``,
@@ -29,13 +28,15 @@ from app.advice.features import (
     bag,
     facet_feature_names,
     facet_features,
+    negated_feature_names,
+    negated_features,
     ngrams,
     selection_features,
 )
 from app.advice.model import MODEL_PATH, NONE
 from app.advice.reader import SituationReader
 from core.settings import PROJECT_ROOT, Settings, settings_or_exit
-from core.situation import facets
+from core.situation import candidates, facets
 
 EVALS = PROJECT_ROOT / "evals"
 FOLLOWUPS = "followups.jsonl"
@@ -184,6 +185,61 @@ def fit_facets(
     return out
 
 
+def fit_negated(
+    rows: list[Example], reader: SituationReader, facet_specs: dict[str, Any], vocab: list[str], log: list[str]
+) -> dict[str, Any]:
+    """The negated flag as its own output: one logistic model over every labelled facet of the situations
+    (label: the facet is among the row's ``negated``), its features taken with the labelled value; C and the
+    threshold chosen on dev by F1 of the flag (a flag a reader sees should be right, a missed one costs too)."""
+    from app.advice.model import Linear, SituationModel, carrier_clause, supporting_cue
+
+    facet_models = SituationModel(
+        {f: Linear.from_json({**spec, "features": []}) for f, spec in facet_specs.items()},
+        Linear.from_json(
+            {"classes": ["False", "True"], "features": [], "mean": [], "scale": [], "coef": [[]], "intercept": [0]}
+        ),
+        {g: i for i, g in enumerate(vocab)},
+        {},
+    )
+    data: dict[str, list[tuple[np.ndarray, bool]]] = {"train": [], "dev": []}
+    for r in rows:
+        if r.source != "situations":
+            continue
+        found = candidates(r.text)
+        for facet, value in r.facets.items():
+            if value is None or value == NONE:
+                continue
+            hits = [c for c in found if c.facet == facet]
+            cue = supporting_cue(hits, value)
+            carrier = (
+                cue.clause_text if cue else carrier_clause(r.text, facet, value, facet_models, reader.value_scores)
+            )
+            data[r.split].append((negated_features(facet, value, hits, carrier), facet in r.negated))
+    xt = np.stack([x for x, _ in data["train"]])
+    yt = [str(y) for _, y in data["train"]]
+    best: tuple[float, dict[str, Any]] | None = None
+    for c in C_GRID:
+        spec = _fit_linear(xt, yt, c)
+        spec["classes"] = ["False", "True"]
+        for threshold in (0.3, 0.4, 0.5, 0.6, 0.7):
+            spec["threshold"] = threshold
+            f1 = _f1([_predict_binary(spec, x) for x, _ in data["dev"]], [y for _, y in data["dev"]])
+            if best is None or f1 > best[0] + 1e-9:
+                best = (f1, {**spec})
+    assert best is not None
+    spec = best[1]
+    spec["features"] = negated_feature_names()
+    train = _f1([_predict_binary(spec, x) for x in xt], [y == "True" for y in yt])
+    log.append(f"{'negated flag':15} C={spec['C']:<5} p>={spec['threshold']:.2f}  train F1 {train:.3f}  dev F1 {best[0]:.3f}"
+               f"  (n={len(yt)}/{len(data['dev'])}, {sum(y == 'True' for y in yt)} negated in train)")  # fmt: skip
+    return spec
+
+
+def _f1(predicted: list[bool], truth: list[bool]) -> float:
+    tp = sum(p and t for p, t in zip(predicted, truth, strict=True))
+    return 2 * tp / max(1, sum(predicted) + sum(truth))
+
+
 def selection_rows(
     rows: list[Example], reader: SituationReader, earlier_selection: dict[str, bool], read: dict[str, int]
 ) -> list[tuple[np.ndarray, bool, str]]:
@@ -263,15 +319,16 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
     log: list[str] = []
     model = {
         "produced_by": "python -m app.advice.fit",
-        "fitted_on": "split train of evals/situations.jsonl and evals/negation.jsonl; golden.jsonl, fresh.jsonl and "
-        "two thirds of followups.jsonl (asks-for-a-platform only)",
-        "chosen_on": "split dev (C, dense weight, minimum probability; the selection threshold also on every third "
-        "followups.jsonl conversation)",
+        "fitted_on": "split train of evals/situations.jsonl and evals/negation.jsonl (the negated flag: situations.jsonl "
+        "only, its negated lists); golden.jsonl, fresh.jsonl and two thirds of followups.jsonl (asks-for-a-platform only)",
+        "chosen_on": "split dev (C, dense weight, minimum probability, the negated flag's threshold by F1; the selection "
+        "threshold also on every third followups.jsonl conversation)",
         "embedder": embeddings.spec,
         "examples": {s: sum(1 for r in rows if r.split == s) for s in ("train", "dev")},
         "vocabulary": vocab,
         "facets": (facet_specs := fit_facets(rows, feats, vocab, log)),
         "selection": fit_selection(rows, reader, facet_specs, vocab, log),
+        "negated": fit_negated(rows, reader, facet_specs, vocab, log),
     }
     out.write_text(_compact(json.dumps(model, ensure_ascii=False, indent=1)) + "\n", encoding="utf-8")
     log.append(f"written {out}")

@@ -1,10 +1,12 @@
 """The fitted situation models at run time (numpy only): per facet a multinomial logistic regression over
-{not stated, value A, value B}, and a logistic regression for "does this turn ask for a platform".
+{not stated, value A, value B}, a logistic regression for "was this facet said through a negation", and one
+for "does this turn ask for a platform".
 
 The coefficients live in ``situation_model.json`` beside this module, written by ``python -m app.advice.fit``
 (which names the data split it was fitted on and the split its thresholds were chosen on). A facet's value
-is shown with the words that set it: the cue that supports it (a negated cue of the other value is shown as
-negated: "no inference" → training only), else the clause most similar to the value's description.
+is shown with the words that set it: the cue that supports it ("no inference" → training only), else the
+clause the facet model reads it from most surely; the negated flag is the flag model's, read from that
+clause and the facet's cue hits ("we have nothing to serve" is flagged with no cue of its own).
 
     >>> softmax(np.array([0.0, 0.0]))
     array([0.5, 0.5])
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from app.advice.features import ValueScores, bag, facet_features, selection_features
+from app.advice.features import ValueScores, bag, facet_features, negated_features, selection_features
 from core.situation import Candidate, Reading, Situation, candidates, clauses, facets
 
 MODEL_PATH = Path(__file__).with_name("situation_model.json")
@@ -81,6 +83,7 @@ class SituationModel:
     selection: Linear
     vocabulary: dict[str, int]  # n-gram → column after each facet's own features
     meta: dict[str, Any]
+    negated: Linear | None = None  # was a facet's value said through a negation (None: the cue says)
 
 
 @lru_cache(maxsize=2)
@@ -93,11 +96,12 @@ def load(path: Path = MODEL_PATH) -> SituationModel | None:
         {f: Linear.from_json(spec) for f, spec in data["facets"].items()},
         Linear.from_json(data["selection"]),
         {gram: i for i, gram in enumerate(data.get("vocabulary", []))},
-        {k: v for k, v in data.items() if k not in ("facets", "selection", "vocabulary")},
+        {k: v for k, v in data.items() if k not in ("facets", "selection", "vocabulary", "negated")},
+        Linear.from_json(data["negated"]) if "negated" in data else None,
     )
 
 
-def _support(hits: list[Candidate], value: str) -> Candidate | None:
+def supporting_cue(hits: list[Candidate], value: str) -> Candidate | None:
     """The cue that says ``value``: a direct one first (the last said), else a negated cue of the other."""
     direct = [c for c in hits if c.value == value and not c.scope.negated]
     negated = [c for c in hits if c.value != value and c.scope.negated]
@@ -106,7 +110,8 @@ def _support(hits: list[Candidate], value: str) -> Candidate | None:
 
 
 def read(text: str, model: SituationModel, scores: ValueScores | None = None) -> Situation:
-    """The situation ``text`` states, each facet decided by its fitted model."""
+    """The situation ``text`` states, each facet decided by its fitted model; whether it was said through a
+    negation by the negated-flag model (the clause that carries it), else by its cue."""
     defs = facets()
     features = facet_features(text, scores)
     words = bag(text, model.vocabulary)
@@ -116,25 +121,41 @@ def read(text: str, model: SituationModel, scores: ValueScores | None = None) ->
         linear = model.facets.get(facet)
         if linear is None:
             continue
-        x = np.concatenate([features[facet], words])
-        p = linear.probabilities(x if scores is not None else linear.neutral(x))
+        p = _probabilities(linear, np.concatenate([features[facet], words]), scores)
         best = int(np.argmax(p))
         value = linear.classes[best]
         if value == NONE or p[best] < linear.threshold:
             continue
-        cue = _support([c for c in found if c.facet == facet], value)
-        if cue is not None:
-            readings[facet] = Reading(facet, value, cue.span, negated=cue.value != value)
-        else:
-            readings[facet] = Reading(facet, value, _nearest_clause(text, facet, value, scores))
+        hits = [c for c in found if c.facet == facet]
+        cue = supporting_cue(hits, value)
+        carrier = cue.clause_text if cue is not None else carrier_clause(text, facet, value, model, scores)
+        negated = cue is not None and cue.value != value
+        if model.negated is not None:
+            x = negated_features(facet, value, hits, carrier)
+            negated = bool(model.negated.probabilities(x)[1] >= model.negated.threshold)
+        span = cue.span if cue is not None and cue.scope.negated == negated else carrier.strip()
+        readings[facet] = Reading(facet, value, span, negated=negated)
     return Situation(readings)
 
 
-def _nearest_clause(text: str, facet: str, value: str, scores: ValueScores | None) -> str:
+def _probabilities(linear: Linear, x: np.ndarray, scores: ValueScores | None) -> np.ndarray:
+    return linear.probabilities(x if scores is not None else linear.neutral(x))
+
+
+def carrier_clause(text: str, facet: str, value: str, model: SituationModel, scores: ValueScores | None) -> str:
+    """The clause of ``text`` the facet model reads ``value`` from most surely: the words shown for a value
+    no cue set ("we have nothing to serve" for training only)."""
     parts = clauses(text)
-    if scores is None or not parts:
-        return text.strip()
-    return max(parts, key=lambda c: scores(c).get((facet, value), -9.0)).strip()
+    if len(parts) < 2:
+        return text
+    linear = model.facets[facet]
+    column = linear.classes.index(value)
+
+    def p(clause: str) -> float:
+        x = np.concatenate([facet_features(clause, scores)[facet], bag(clause, model.vocabulary)])
+        return float(_probabilities(linear, x, scores)[column])
+
+    return max(parts, key=p)
 
 
 def asks_platform(

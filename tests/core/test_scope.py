@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.scope import scope
+from core.scope import clause_negation, negation_mask, scope
 from core.text import normalize
 
 
@@ -42,3 +42,57 @@ def test_indifference_hedge_condition_and_tag_are_separate_features() -> None:
     assert _scope_of("推論をしないなら", "推論").conditional
     assert _scope_of("we don't need inference, ok", "inference").tag
     assert not _scope_of("we need inference", "inference").tag
+
+
+@pytest.mark.parametrize(
+    ("clause", "cue", "negated"),
+    [
+        ("gpuにパブリッククラウドは使っていません", "クラウド", True),  # "ていません" is one predicate
+        ("クラウドは使っておらず", "クラウド", True),
+        ("クラウドを使って、推論もする", "クラウド", False),  # "て、" links a new clause
+        ("if the cloud budget doesn't come through we stay on-prem", "on-prem", False),  # negation in the condition
+        ("if we don't need inference", "inference", True),  # the condition's own predicate stays negated
+        ("nobody minds a different platform for serving", "different platform", False),
+        ("i honestly don't care about having a single platform", "single platform", False),
+        ("推論はしなければならない", "推論", False),  # obligation, not negation
+    ],
+)
+def test_negation_scope_ends_where_its_predicate_ends(clause: str, cue: str, negated: bool) -> None:
+    assert _scope_of(clause, cue).negated is negated
+
+
+def test_indifference_reaches_a_cue_later_in_the_clause() -> None:
+    assert _scope_of("i honestly don't care about having a single platform", "single platform").indifferent
+    assert _scope_of("同じ基盤でも別でもどっちでもいい", "同じ基盤").indifferent
+    assert not _scope_of("we want a single platform", "single platform").indifferent
+
+
+def _marked(clause: str) -> str:
+    text = normalize(clause)
+    return "".join(c for c, m in zip(text, negation_mask(text), strict=True) if m).strip()
+
+
+@pytest.mark.parametrize(
+    ("clause", "marked"),
+    [
+        ("", ""),
+        ("we serve models", ""),
+        ("nothing about batch schedulers", "about batch schedulers"),  # no cue needed
+        ("no serving, only training", "serving"),  # up to the comma
+        ("推論はしません", "推論はし"),
+        ("hpc経験がないわけではない", "ないわけでは"),  # double negation: "hpc経験" back to even
+        ("運用は3人しかいません", ""),  # "only three": nothing negated
+        ("two systems is fine, we don't mind", ""),  # indifference
+        ("推論はしなければならない", ""),  # obligation
+    ],
+)
+def test_negation_mask(clause: str, marked: str) -> None:
+    assert _marked(clause) == marked
+
+
+def test_clause_negation_counts_negators_apart_from_lexical_negatives() -> None:
+    assert clause_negation(normalize("We have nothing to serve")).negators == 1
+    only = clause_negation(normalize("運用は3人しかいません"))
+    assert (only.negators, only.lexical) == (0, 1)
+    assert clause_negation(normalize("one platform or two makes no difference")).indifferent
+    assert clause_negation(normalize("推論は要らないですよね？")).tag

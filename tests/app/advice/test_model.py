@@ -7,7 +7,14 @@ import json
 import numpy as np
 
 from app.advice import model
-from app.advice.features import facet_feature_names, facet_features, ngrams, selection_features
+from app.advice.features import (
+    facet_feature_names,
+    facet_features,
+    negated_feature_names,
+    negated_features,
+    ngrams,
+    selection_features,
+)
 from app.advice.fit import _compact
 from app.advice.model import Linear
 
@@ -54,3 +61,36 @@ def test_the_model_file_is_reviewable_json_and_reads_the_negated_example() -> No
 def test_compact_json_stays_json() -> None:
     data = {"a": [1.5, -2.0, 3], "b": {"c": [[1, 2], [3, 4]], "d": ["x", "y"]}}
     assert json.loads(_compact(json.dumps(data, indent=1))) == data
+
+
+def test_a_negation_reaches_words_without_a_cue() -> None:
+    grams = ngrams("We have nothing to serve. 推論はしません", marked=True)
+    assert {"¬serve", "¬推論"} <= grams and "serve" not in grams and "推論" not in grams
+    assert "serve" in ngrams("We serve models", marked=True) and "¬serve" not in ngrams("We serve models", marked=True)
+    assert "serve" in ngrams("We have nothing to serve")  # the vocabulary features stay unmarked
+
+
+def test_negated_features_see_the_carrying_clause_even_without_a_cue() -> None:
+    names = negated_feature_names()
+    plain = dict(zip(names, negated_features("workload", "training", [], "We train models"), strict=True))
+    negated = dict(zip(names, negated_features("workload", "training", [], "We have nothing to serve"), strict=True))
+    assert plain["negators"] == 0 and negated["negators"] > 0 and negated["neg_grams"] > 0
+    assert negated["facet:workload"] == 1 and negated["facet:fleet"] == 0
+
+
+def _stub(negated_bias: float) -> model.SituationModel:
+    """A fitted-model stand-in: workload always "training", the negated flag always ``negated_bias`` > 0."""
+    dense = len(facet_feature_names("workload"))
+    workload = Linear(["none", "training", "training_and_serving"], [], np.zeros(dense), np.ones(dense),
+                      np.zeros((3, dense)), np.array([0.0, 5.0, 0.0]), 0.0)  # fmt: skip
+    n = len(negated_feature_names())
+    flag = Linear(["False", "True"], [], np.zeros(n), np.ones(n), np.zeros((1, n)), np.array([negated_bias]), 0.5)
+    selection = Linear(["False", "True"], [], np.zeros(0), np.ones(0), np.zeros((1, 0)), np.zeros(1), 0.5)
+    return model.SituationModel({"workload": workload}, selection, {}, {}, flag)
+
+
+def test_the_negated_flag_is_the_flag_models_output() -> None:
+    said = model.read("We only train. The racks are ours.", _stub(5.0)).readings["workload"]
+    assert said.value == "training" and said.negated
+    plain = model.read("We only train. The racks are ours.", _stub(-5.0)).readings["workload"]
+    assert plain.value == "training" and not plain.negated and plain.span == "only train"
