@@ -3,9 +3,9 @@
     python -m app.advice.fit                 # fit on split "train", choose C and thresholds on "dev"
 
 Labelled data (``evals/``): ``situations.jsonl`` (text, facets, asks_platform, split), ``negation.jsonl``
-(text, facet, value, split: one facet's label per row), and the golden sets' cases (``golden.jsonl``,
-``fresh.jsonl``: a selection case's ``situation`` labels its facets, every case says whether it asks for a
-platform; they count as "train"). The embedder is the configured one (its spec is written into the file).
+(text, facet, value, split: one facet's label per row), and the golden-format question sets of the train and
+dev splits (``evals/splits.toml``: a selection case's ``situation`` labels its facets, every case says whether
+it asks for a platform). The embedder is the configured one (its spec is written into the file).
 
 Deliberately left out: the test split (``evals situations`` reads it once, to report) and pickles: the
 file holds names, means, scales, coefficients and thresholds, as JSON.
@@ -17,6 +17,7 @@ import argparse
 import json
 import re
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,7 @@ from core.settings import PROJECT_ROOT, Settings, settings_or_exit
 from core.situation import candidates, facets
 
 EVALS = PROJECT_ROOT / "evals"
-FOLLOWUPS = "followups.jsonl"
-GOLDEN_TRAIN = ("golden.jsonl", "fresh.jsonl", FOLLOWUPS)
+SPLITS = "splits.toml"  # which golden-format question files are train, dev and test (test is never read here)
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 DENSE_WEIGHTS = (1.0, 3.0, 10.0)
 MIN_DF = 3  # an n-gram is a feature when this many training texts have it (0: no vocabulary features)
@@ -82,25 +82,26 @@ def load_examples(root: Path = EVALS) -> list[Example]:
             Example(row["text"], row["split"], row.get("lang", "en"), {row["facet"]: row["value"]},
                     kind=row.get("kind", ""), source="negation")
         )  # fmt: skip
-    for name in GOLDEN_TRAIN:
+    for name, split in golden_files(root):
         for row in _jsonl(root / name):
             selection = "selection" in row.get("tags", [])
             labels = {}
             if selection and row.get("situation") is not None and not row.get("history"):
                 labels = {f: row["situation"].get(f, NONE) for f in order}
             out.append(
-                Example(row["question"], _split(name, row["id"]), row["lang"], labels, asks=selection,
+                Example(row["question"], split, row["lang"], labels, asks=selection,
                         earlier=list(row.get("history", [])), source=name)
             )  # fmt: skip
     return out
 
 
-def _split(name: str, case_id: str) -> str:
-    """The golden sets are training data; every third conversation of ``followups.jsonl`` is held out as
-    dev, so the asks-for-a-platform threshold is also chosen on follow-ups (situations.jsonl has none)."""
-    if name == FOLLOWUPS and case_id[-1:].isdigit() and int(case_id[-3:]) % 3 == 0:
-        return "dev"
-    return "train"
+def golden_files(root: Path = EVALS) -> list[tuple[str, str]]:
+    """(file name, split) of the train and dev question files the protocol names; never the test files."""
+    path = root / SPLITS
+    if not path.is_file():
+        return []
+    splits = tomllib.loads(path.read_text(encoding="utf-8"))
+    return [(name, split) for split in ("train", "dev") for name in splits.get(split, [])]
 
 
 def _standardise(x: np.ndarray, dense: int, weight: float) -> tuple[np.ndarray, np.ndarray]:
@@ -320,9 +321,10 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
     model = {
         "produced_by": "python -m app.advice.fit",
         "fitted_on": "split train of evals/situations.jsonl and evals/negation.jsonl (the negated flag: situations.jsonl "
-        "only, its negated lists); golden.jsonl, fresh.jsonl and two thirds of followups.jsonl (asks-for-a-platform only)",
-        "chosen_on": "split dev (C, dense weight, minimum probability, the negated flag's threshold by F1; the selection "
-        "threshold also on every third followups.jsonl conversation)",
+        "only, its negated lists) and of the question files in evals/splits.toml (asks-for-a-platform; a selection "
+        "case's situation labels its facets)",
+        "chosen_on": "split dev of the same files (C, dense weight, minimum probability, the negated flag's threshold "
+        "by F1, the asks-for-a-platform threshold)",
         "embedder": embeddings.spec,
         "examples": {s: sum(1 for r in rows if r.split == s) for s in ("train", "dev")},
         "vocabulary": vocab,

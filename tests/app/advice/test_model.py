@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from app.advice.features import (
     ngrams,
     selection_features,
 )
-from app.advice.fit import _compact
+from app.advice.fit import _compact, golden_files
 from app.advice.model import Linear
 
 
@@ -94,3 +95,11 @@ def test_the_negated_flag_is_the_flag_models_output() -> None:
     assert said.value == "training" and said.negated
     plain = model.read("We only train. The racks are ours.", _stub(-5.0)).readings["workload"]
     assert plain.value == "training" and not plain.negated and plain.span == "only train"
+
+
+def test_fit_reads_the_train_and_dev_question_files_of_the_protocol_never_test(tmp_path: Path) -> None:
+    (tmp_path / "splits.toml").write_text(
+        'train = ["a.jsonl"]\ndev = ["b.jsonl", "c.jsonl"]\ntest = ["t.jsonl"]\n', encoding="utf-8"
+    )
+    assert golden_files(tmp_path) == [("a.jsonl", "train"), ("b.jsonl", "dev"), ("c.jsonl", "dev")]
+    assert golden_files(tmp_path / "missing") == []
