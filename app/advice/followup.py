@@ -69,7 +69,12 @@ class Resolved:
 
 
 def is_followup(question: str) -> bool:
-    return len(question) <= _MAX_FOLLOWUP_CHARS and bool(_CUE.search(question) or _REASK.search(question))
+    """Whether the turn leans on the conversation: a cue ("And …", "その…"), a re-ask, or a turn that only names
+    a new thing ("3Dトーラスは？"), whose frame is the previous question's even when nothing in it can be
+    swapped for the new thing."""
+    if len(question) > _MAX_FOLLOWUP_CHARS:
+        return False
+    return bool(_CUE.search(question) or _REASK.search(question) or new_thing(question))
 
 
 def _mentions(text: str, name: str) -> re.Match[str] | None:
