@@ -21,7 +21,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from app.advice.frame import new_thing, reframe
+from app.advice.frame import is_elliptical, new_thing, reframe
 
 _CUE = re.compile(
     r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that|in that case|what if|suppose"
@@ -74,7 +74,7 @@ def is_followup(question: str) -> bool:
     swapped for the new thing."""
     if len(question) > _MAX_FOLLOWUP_CHARS:
         return False
-    return bool(_CUE.search(question) or _REASK.search(question) or new_thing(question))
+    return bool(_CUE.search(question) or _REASK.search(question) or is_elliptical(question))
 
 
 def _mentions(text: str, name: str) -> re.Match[str] | None:
@@ -103,12 +103,14 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
 
     Earlier questions are resolved in turn, so a chain of follow-ups keeps its subject.
     """
-    context, last = "", ""
+    context, last, thing = "", "", None
     for earlier in previous_questions:
         context = _join(context, earlier, names)
         # the earlier turn as it was read; an ellipsis nothing could be put into leaves the frame as it was
-        last = reframe(earlier, last, names) or (last if last and new_thing(earlier) else earlier)
-    rewritten = reframe(question, last, names) if last else None
+        rewritten = reframe(earlier, last, names, thing) if last else None
+        thing = new_thing(earlier) if rewritten else None
+        last = rewritten or (last if last and new_thing(earlier) else earlier)
+    rewritten = reframe(question, last, names, thing) if last else None
     history = tuple(previous_questions)
     if rewritten:
         return Resolved(rewritten, "", history, reframed=True, history=history)
