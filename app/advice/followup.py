@@ -22,6 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from app.advice.frame import is_elliptical, new_thing, reframe
+from app.answer.question import focus_entities
 
 _CUE = re.compile(
     r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that|in that case|what if|suppose"
@@ -114,9 +115,16 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
     history = tuple(previous_questions)
     if rewritten:
         return Resolved(rewritten, "", history, reframed=True, history=history)
-    if context and is_followup(question):
+    if context and (is_followup(question) or not _names_a_subject(question, names)):
         return Resolved(question.strip(), _without_replaced(context, question, names), history, history=history)
     return Resolved(question.strip(), "", history=history)
+
+
+def _names_a_subject(question: str, names: Collection[str]) -> bool:
+    """Whether the turn names what it asks about (a product, a platform or an identifier): a turn that names
+    nothing ("デフォルトで有効になってる？", "How do I install it on a laptop?") asks about the conversation's
+    subject, which only the earlier questions name."""
+    return bool(focus_entities(question, names) or any(rx.search(question) for rx in _PLATFORMS.values()))
 
 
 def resolve(question: str, previous_questions: Sequence[str]) -> str:

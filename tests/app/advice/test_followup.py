@@ -50,5 +50,17 @@ def test_resolve_chains_followups() -> None:
 )
 def test_an_elliptical_turn_leans_on_the_conversation(question: str, elliptical: bool) -> None:
     assert is_followup(question) is elliptical
-    turn = resolve_turn(question, ["Slurmのringトポロジはどのファイルに書く？"])
-    assert bool(turn.context) is elliptical or turn.reframed
+    if elliptical:
+        turn = resolve_turn(question, ["Slurmのringトポロジはどのファイルに書く？"])
+        assert turn.context or turn.reframed
+
+
+def test_a_turn_that_names_no_subject_leans_on_the_conversation() -> None:
+    history = ["How do I install Volcano on a cluster?"]
+    # no product, platform or identifier of its own: the subject is the conversation's
+    turn = resolve_turn("デフォルトで有効になってる？", history, {"Volcano"})
+    assert turn.context == "How do I install Volcano on a cluster?"
+    # a turn that names its own subject stands alone
+    assert resolve_turn("Is gang scheduling on by default in Kueue?", history, {"Volcano", "Kueue"}).context == ""
+    # nothing to lean on without a conversation
+    assert resolve_turn("デフォルトで有効になってる？", [], {"Volcano"}).context == ""
