@@ -198,6 +198,8 @@ def _topic(thing: str, previous: str, names: Collection[str]) -> str | None:
     """A thing with no product of its own over what the previous question asks about a product, its "AのB"
     ("3Dトーラス" over "treeトポロジ" in "Slurmのtreeトポロジってどのファイルに書く？"). A B that names the
     value asked ("Slurmのバージョン") is the attribute, which stays."""
+    if re.fullmatch(r"[a-z]+", thing):
+        return None  # one plain word may be a modifier ("newest"), not a thing of its own
     for m in _OWNED.finditer(previous):
         owned = m.group(2)
         if owned and _products(m.group(1), names) and not cued_types(owned):
@@ -218,19 +220,27 @@ def _dependency(thing: str, previous: str, names: Collection[str]) -> str | None
     return None
 
 
-# Opposite ends of a scale: "And the maximum?" after "What's the minimum …?" asks the same of the other end.
+# Opposite ends of a scale: "And the maximum?" after "What's the minimum …?" asks the same of the other end. The
+# pairs of a group translate each other, so "And the maximum?" after "最小の…は？" puts "最大" in its place.
 _OPPOSITES = (
-    ("minimum", "maximum"), ("min", "max"), ("lowest", "highest"), ("oldest", "newest"), ("first", "last"),
-    ("最小", "最大"), ("最低", "最高"), ("下限", "上限"), ("最初", "最後"),
-)  # fmt: skip
+    (("minimum", "maximum"), ("min", "max"), ("最小", "最大")),
+    (("lowest", "highest"), ("最低", "最高")),
+    (("lower limit", "upper limit"), ("下限", "上限")),
+    (("first", "last"), ("最初", "最後")),
+    (("oldest", "newest"), ("最古", "最新")),
+)
 
 
 def _opposite(thing: str, previous: str) -> str | None:
     word = thing.lower().strip()
-    for a, b in _OPPOSITES:
-        for mine, theirs in ((a, b), (b, a)):
-            if word == mine and re.search(rf"(?<![a-z]){theirs}(?![a-z])", previous, re.I):
-                return re.sub(rf"(?<![a-z]){theirs}(?![a-z])", mine, previous, count=1, flags=re.I)
+    for group in _OPPOSITES:
+        for side in (0, 1):
+            if word not in (pair[side] for pair in group):
+                continue
+            for pair in group:
+                rx = rf"(?<![a-z]){re.escape(pair[1 - side])}(?![a-z])"
+                if re.search(rx, previous, re.I):
+                    return re.sub(rx, pair[side], previous, count=1, flags=re.I)
     return None
 
 

@@ -186,3 +186,26 @@ def test_the_rewrite_keeps_the_previous_answer_type() -> None:
     previous = "KueueのPartialAdmissionはデフォルトで有効？"
     turn = resolve_turn("fair sharingは？", [previous], NAMES_LONG)
     assert analyse(turn.focus, NAMES_LONG).answer_type == analyse(previous, NAMES_LONG).answer_type
+
+
+@pytest.mark.parametrize(
+    ("previous", "question", "rewritten"),
+    [
+        # the other end of a scale, in the previous question's language whichever language the turn is in
+        (
+            "Kueueのコホートで借りられるGPUの最小数は？",
+            "And the maximum?",
+            "Kueueのコホートで借りられるGPUの最大数は？",
+        ),
+        (
+            "What's the lowest priority a Volcano queue can have?",
+            "最高は？",
+            "What's the highest priority a Volcano queue can have?",
+        ),
+        ("Which is the first release with the feature?", "最後は？", "Which is the last release with the feature?"),
+        # nothing on that scale in the previous question: no rewrite by this rule
+        ("Kueueのコホートで借りられるGPUの数は？", "And the newest?", None),
+    ],
+)
+def test_reframe_opposite_across_languages(previous: str, question: str, rewritten: str | None) -> None:
+    assert reframe(question, previous, NAMES) == rewritten
