@@ -1,15 +1,19 @@
 """Resolve a follow-up question against the conversation (pure).
 
-The new turn's content dominates; the earlier question only fills in what the new turn leaves out.
-"And Slurm?" after "How does Kubernetes schedule GPUs?" asks the earlier topic about Slurm: the
-retrieval query keeps the earlier words except the platform the new turn replaces, and evidence is
-scored mainly against the new turn, so the answer is about what was asked now, not a repeat.
+A short turn that only names a new thing ("And Slurm?", "Xだと？") is rewritten in the previous question's
+frame (``app.advice.frame``): the answer is then about the rewritten question.
 
-    >>> resolve_turn("And Slurm?", ["How does Kubernetes schedule GPUs?"]).query
-    'And Slurm? How does schedule GPUs?'
+    >>> resolve_turn("And Slurm?", ["How does Kubernetes schedule GPUs?"]).question
+    'How does Slurm schedule GPUs?'
 
-A short turn that only names a new thing ("And Volcano?", "Xだと？") is rewritten in the previous
-question's frame (``app.advice.frame``): the answer is then about the rewritten question.
+Any other turn that leans on the conversation (a cue such as "and", "its", "その"; a thing nothing in the
+previous question could be swapped for; a turn that names no product, platform or identifier of its own)
+keeps its own words first: the retrieval query adds the earlier questions minus the platform or product the
+new turn replaces, and evidence is scored mainly against the new turn, so the answer is about what was
+asked now, not a repeat.
+
+    >>> resolve_turn("And how do I upgrade it?", ["How do I install Volcano?"]).query
+    'And how do I upgrade it? How do I install Volcano?'
 
 Deliberately left out: anaphora resolution beyond "a short turn that leans on the previous one";
 anything else stands alone.

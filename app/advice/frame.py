@@ -2,20 +2,24 @@
 
 A short turn that only names a new thing ("And Volcano?", "KAI Schedulerだと？", "what about the default?")
 asks the previous question again about that thing: the previous question is rewritten with the new
-subject put where its subject was, so its answer type, attribute and parts carry over. A new product or
-platform replaces the previous product or platform, a new identifier (``MaxJobCount``) the previous
-identifier; a new value type ("the default", "デフォルト") asks that value of the previous subject.
-The rewrite works across languages: a name is the same word in both.
-
+subject put where its subject was, so its answer type, attribute and parts carry over. Where the new thing
+goes, in order: a product or platform replaces the previous product or platform alike; the other end of a
+scale replaces its opposite (in the previous question's language); a new identifier (``MaxJobCount``, any
+word typed as code) the previous identifier; a phrase the words it shares; a value type ("the default",
+"デフォルト") asks that value of the previous subject; a product's "XのY" the previous product's; the thing
+an earlier follow-up put in (a chain: "and Helm?", "And NCCL?"); what the previous question asks about its
+product ("3Dトーラス" over "Slurmのtreeトポロジ", never the value asked); an undocumented name the platform a
+product depends on. The rewrite works across languages: a name is the same word in both.
     >>> reframe("And Volcano?", "Which apiVersion do Kueue Topology objects use?", {"Kueue", "Volcano"})
     'Which apiVersion do Volcano Topology objects use?'
     >>> reframe("Slurmだと？", "Kubernetesで GPU を2枚要求するにはどう書く？", set())
     'Slurmで GPU を2枚要求するにはどう書く？'
 
 Deliberately left out: a turn that asks something of its own ("And how do I upgrade it?"): it stands as
-written and leans on the conversation only for retrieval (``app.advice.followup``); a new thing that is
-neither a name nor a value type ("推論ジョブだと？") is not substituted, since nothing says which words of
-the previous question it replaces.
+written and leans on the conversation only for retrieval (``app.advice.followup``); a clause ("置換を1回だけ
+試すモードは？") or a new thing with no slot of its kind in the previous question is not substituted, since
+nothing says which words it replaces; the previous answer type is not forced onto a turn left as written
+(tried: it raised "not stated" refusals more than it found values).
 """
 
 from __future__ import annotations
