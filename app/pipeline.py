@@ -63,7 +63,7 @@ from core.contract import DocumentInfo, IndexInfo, Rule, StoredChunk, contextual
 from core.numeric import cosine_rows
 from core.settings import Settings
 from core.situation import Situation
-from core.text import content_tokens, detect_language
+from core.text import content_tokens, detect_language, question_language
 from core.units import Unit
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 
@@ -159,7 +159,7 @@ class Advisor:
         """Validate, resolve the follow-up, retrieve: the question, its language, the one index snapshot of this
         answer, the resolved turn, the retrieval query and the passages."""
         text = validate_question(question, self.settings.answer.max_question_chars)
-        language = detect_language(text)
+        language = question_language(text)
         snap = self.retriever.snapshot()  # one index state for the whole answer
         turn = resolve_turn(text, [t.content for t in history if t.role == "user"], snap.names)
         query = strip_injection(turn.query)

@@ -18,7 +18,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["content_tokens", "detect_language", "normalize", "split_sentences", "tokenize"]
+__all__ = ["content_tokens", "detect_language", "normalize", "question_language", "split_sentences", "tokenize"]
 
 _LATIN = re.compile(r"[a-z0-9]+(?:[._+-][a-z0-9]+)*")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffー々〆]+")
@@ -149,6 +149,17 @@ def detect_language(text: str) -> str:
     cjk = sum(1 for ch in text if "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff")
     letters = sum(1 for ch in text if ch.isalpha())
     return "ja" if letters and cjk / letters > 0.15 else "en"
+
+
+def question_language(text: str) -> str:
+    """The language of a question: 'ja' when it has hiragana (Japanese grammar: particles, verb endings),
+    else as ``detect_language``. A short Japanese turn is mostly a Latin name ("KAI Schedulerは？"), which
+    the letter share reads as English; documents keep ``detect_language``.
+
+    >>> question_language("KAI Schedulerは？"), detect_language("KAI Schedulerは？"), question_language("And Kueue?")
+    ('ja', 'en', 'en')
+    """
+    return "ja" if any("\u3040" <= ch <= "\u309f" for ch in text) else detect_language(text)
 
 
 def split_sentences(text: str) -> list[str]:

@@ -1,15 +1,19 @@
 """Resolve a follow-up question against the conversation (pure).
 
-The new turn's content dominates; the earlier question only fills in what the new turn leaves out.
-"And Slurm?" after "How does Kubernetes schedule GPUs?" asks the earlier topic about Slurm: the
-retrieval query keeps the earlier words except the platform the new turn replaces, and evidence is
-scored mainly against the new turn, so the answer is about what was asked now, not a repeat.
+A short turn that only names a new thing ("And Slurm?", "Xだと？") is rewritten in the previous question's
+frame (``app.advice.frame``): the answer is then about the rewritten question.
 
-    >>> resolve_turn("And Slurm?", ["How does Kubernetes schedule GPUs?"]).query
-    'And Slurm? How does schedule GPUs?'
+    >>> resolve_turn("And Slurm?", ["How does Kubernetes schedule GPUs?"]).question
+    'How does Slurm schedule GPUs?'
 
-A short turn that only names a new thing ("And Volcano?", "Xだと？") is rewritten in the previous
-question's frame (``app.advice.frame``): the answer is then about the rewritten question.
+Any other turn that leans on the conversation (a cue such as "and", "its", "その"; a thing nothing in the
+previous question could be swapped for; a turn that names no product, platform or identifier of its own)
+keeps its own words first: the retrieval query adds the earlier questions minus the platform or product the
+new turn replaces, and evidence is scored mainly against the new turn, so the answer is about what was
+asked now, not a repeat.
+
+    >>> resolve_turn("And how do I upgrade it?", ["How do I install Volcano?"]).query
+    'And how do I upgrade it? How do I install Volcano?'
 
 Deliberately left out: anaphora resolution beyond "a short turn that leans on the previous one";
 anything else stands alone.
@@ -21,7 +25,8 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from app.advice.frame import new_thing, reframe
+from app.advice.frame import is_elliptical, new_thing, reframe
+from app.answer.question import focus_entities
 
 _CUE = re.compile(
     r"^\s*(and|also|what about|how about|then|so|but|what of|same for|compared to that|in that case|what if|suppose"
@@ -69,7 +74,12 @@ class Resolved:
 
 
 def is_followup(question: str) -> bool:
-    return len(question) <= _MAX_FOLLOWUP_CHARS and bool(_CUE.search(question) or _REASK.search(question))
+    """Whether the turn leans on the conversation: a cue ("And …", "その…"), a re-ask, or a turn that only names
+    a new thing ("3Dトーラスは？"), whose frame is the previous question's even when nothing in it can be
+    swapped for the new thing."""
+    if len(question) > _MAX_FOLLOWUP_CHARS:
+        return False
+    return bool(_CUE.search(question) or _REASK.search(question) or is_elliptical(question))
 
 
 def _mentions(text: str, name: str) -> re.Match[str] | None:
@@ -98,18 +108,27 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
 
     Earlier questions are resolved in turn, so a chain of follow-ups keeps its subject.
     """
-    context, last = "", ""
+    context, last, thing = "", "", None
     for earlier in previous_questions:
         context = _join(context, earlier, names)
         # the earlier turn as it was read; an ellipsis nothing could be put into leaves the frame as it was
-        last = reframe(earlier, last, names) or (last if last and new_thing(earlier) else earlier)
-    rewritten = reframe(question, last, names) if last else None
+        rewritten = reframe(earlier, last, names, thing) if last else None
+        thing = new_thing(earlier) if rewritten else None
+        last = rewritten or (last if last and new_thing(earlier) else earlier)
+    rewritten = reframe(question, last, names, thing) if last else None
     history = tuple(previous_questions)
     if rewritten:
         return Resolved(rewritten, "", history, reframed=True, history=history)
-    if context and is_followup(question):
+    if context and (is_followup(question) or not _names_a_subject(question, names)):
         return Resolved(question.strip(), _without_replaced(context, question, names), history, history=history)
     return Resolved(question.strip(), "", history=history)
+
+
+def _names_a_subject(question: str, names: Collection[str]) -> bool:
+    """Whether the turn names what it asks about (a product, a platform or an identifier): a turn that names
+    nothing ("デフォルトで有効になってる？", "How do I install it on a laptop?") asks about the conversation's
+    subject, which only the earlier questions name."""
+    return bool(focus_entities(question, names) or any(rx.search(question) for rx in _PLATFORMS.values()))
 
 
 def resolve(question: str, previous_questions: Sequence[str]) -> str:

@@ -2,20 +2,24 @@
 
 A short turn that only names a new thing ("And Volcano?", "KAI Schedulerだと？", "what about the default?")
 asks the previous question again about that thing: the previous question is rewritten with the new
-subject put where its subject was, so its answer type, attribute and parts carry over. A new product or
-platform replaces the previous product or platform, a new identifier (``MaxJobCount``) the previous
-identifier; a new value type ("the default", "デフォルト") asks that value of the previous subject.
-The rewrite works across languages: a name is the same word in both.
-
+subject put where its subject was, so its answer type, attribute and parts carry over. Where the new thing
+goes, in order: a product or platform replaces the previous product or platform alike; the other end of a
+scale replaces its opposite (in the previous question's language); a new identifier (``MaxJobCount``, any
+word typed as code) the previous identifier; a phrase the words it shares; a value type ("the default",
+"デフォルト") asks that value of the previous subject; a product's "XのY" the previous product's; the thing
+an earlier follow-up put in (a chain: "and Helm?", "And NCCL?"); what the previous question asks about its
+product ("3Dトーラス" over "Slurmのtreeトポロジ", never the value asked); an undocumented name the platform a
+product depends on. The rewrite works across languages: a name is the same word in both.
     >>> reframe("And Volcano?", "Which apiVersion do Kueue Topology objects use?", {"Kueue", "Volcano"})
     'Which apiVersion do Volcano Topology objects use?'
     >>> reframe("Slurmだと？", "Kubernetesで GPU を2枚要求するにはどう書く？", set())
     'Slurmで GPU を2枚要求するにはどう書く？'
 
 Deliberately left out: a turn that asks something of its own ("And how do I upgrade it?"): it stands as
-written and leans on the conversation only for retrieval (``app.advice.followup``); a new thing that is
-neither a name nor a value type ("推論ジョブだと？") is not substituted, since nothing says which words of
-the previous question it replaces.
+written and leans on the conversation only for retrieval (``app.advice.followup``); a clause ("置換を1回だけ
+試すモードは？") or a new thing with no slot of its kind in the previous question is not substituted, since
+nothing says which words it replaces; the previous answer type is not forced onto a turn left as written
+(tried: it raised "not stated" refusals more than it found values).
 """
 
 from __future__ import annotations
@@ -45,8 +49,22 @@ _NOT_A_THING = re.compile(
 )
 _PLATFORM = re.compile(r"(?<![A-Za-z0-9])(slurm|kubernetes|k8s)(?![A-Za-z0-9])", re.I)
 _ARTICLE = re.compile(r"^(the|a|an)\s+", re.I)
-# "Kubernetes'", "Slurm's", "Kubernetesのほう", "Slurm側": the owner alone is the new thing.
-_OWNER_TAIL = re.compile(r"(['’]s?|の(ほう|方)|側)$")
+# "Kubernetes'", "Slurm's", "Kubernetesのほう", "Slurm側", "the Kueue equivalent", "Kueueで相当するもの": the owner
+# alone is the new thing.
+_OWNER_TAIL = re.compile(
+    r"(['’]s?|の(ほう|方)|側|\s+(equivalent|counterpart|one|side|version of (it|that|this))"
+    r"|(で|の)?(相当|同等|対応)(する|の)?(もの|機能|設定)?)$",
+    re.I,
+)
+# A word typed as code: a capital after a lower-case letter inside it ("TASReplaceNodeOnNodeTaints"), or "_",
+# "." or "/" between letters ("slurm.conf", "SLURM_JOB_ID").
+_CODE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[a-z][A-Z]|[_./][A-Za-z0-9])[A-Za-z0-9_./-]*")
+# A thing named by a noun phrase: words, katakana and kanji runs, no particle that makes it a clause
+# ("3Dトーラス", "balanced placement"; not "置換を1回だけ試すモード").
+_WORD = r"(?:[A-Za-z0-9][A-Za-z0-9._+/#-]*|[ァ-ヶー]+|[一-龠々]+)"
+_NOUN_PHRASE = re.compile(rf"{_WORD}(?:\s*{_WORD}){{0,3}}")
+# Noun phrases joined by "の" ("各計算ノード側のファイル"), not a clause ("Slurmの構築に必要な台数").
+_NOUN_PHRASES = re.compile(rf"{_NOUN_PHRASE.pattern}(?:の{_NOUN_PHRASE.pattern})*")
 # Words of a question: Latin words (with digits, dots, hyphens), katakana runs, kanji runs; kana particles
 # and punctuation between them are not words.
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+/-]*|[ァ-ヶー]+|[一-龠々]+")
@@ -70,18 +88,34 @@ def new_thing(question: str) -> str | None:
     return thing
 
 
+def is_elliptical(question: str) -> bool:
+    """Whether the turn only names a thing ("3Dトーラスは？", "and the Kueue equivalent?"): its frame is the
+    previous question's, whether or not a word of it can be swapped for the thing."""
+    thing = new_thing(question)
+    return thing is not None and bool(_NOUN_PHRASES.fullmatch(thing))
+
+
 def _products(text: str, names: Collection[str]) -> list[str]:
-    found = [n for n in focus_entities(text, names) if n in names]
+    """The products and platforms ``text`` names, a product also by its last two words ("MPI Operator" for
+    "Kubeflow MPI Operator")."""
+    known = {*names, *(" ".join(n.split()[-2:]) for n in names if len(n.split()) > 2)}
+    found = [n for n in focus_entities(text, known) if n in known]
     return [*found, *(m.group() for m in _PLATFORM.finditer(text) if m.group() not in found)]
+
+
+def _mentions(text: str, word: str) -> bool:
+    return bool(re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", text, re.I))
 
 
 def _replace(text: str, old: str, new: str) -> str:
     return re.sub(rf"(?<![A-Za-z0-9]){re.escape(old)}(?![A-Za-z0-9])", lambda _: new, text, count=0, flags=re.I)
 
 
-def reframe(question: str, previous: str, names: Collection[str] = ()) -> str | None:
+def reframe(question: str, previous: str, names: Collection[str] = (), last_thing: str | None = None) -> str | None:
     """``previous`` asked again about the thing ``question`` names, or None when the turn is not an
-    elliptical follow-up or nothing in ``previous`` can take the new thing's place."""
+    elliptical follow-up or nothing in ``previous`` can take the new thing's place. ``last_thing`` is the
+    thing an earlier follow-up put into ``previous`` ("Helm" in "What minimum Helm version …"): a new thing
+    of no known kind takes its place ("And NCCL?")."""
     thing = new_thing(question)
     if thing is None or not previous.strip():
         return None
@@ -100,17 +134,23 @@ def reframe(question: str, previous: str, names: Collection[str] = ()) -> str | 
     if opposite is not None:
         return opposite
     entities = [e for e in focus_entities(thing, names) if e not in names]
-    if entities and len(entities[0]) >= len(thing) - 1:
+    if _CODE_WORD.fullmatch(thing) or (entities and len(entities[0]) >= len(thing) - 1):
         old_ids = [e for e in focus_entities(previous, names) if e not in names and not _PLATFORM.fullmatch(e)]
         alike = [e for e in old_ids if _shape(e) == _shape(thing)] or old_ids
-        return _replace(previous, alike[-1], thing) if alike else None
+        if alike:
+            return _replace(previous, alike[-1], thing)
     aligned = _align(thing, previous)
     if aligned is not None:
         return aligned
     value_types = [t for t in cued_types(f"the {thing}" if thing.isascii() else thing) if t != "yes_no"]
     if value_types and len(thing.split()) <= 2:
         return _ask_value(thing, previous, names, ja=not question.isascii())
-    return _owned(thing, previous, names)
+    owned = _owned(thing, previous, names)
+    if owned is not None or not _NOUN_PHRASE.fullmatch(thing):
+        return owned
+    if last_thing and _mentions(previous, last_thing) and normalize(last_thing) != normalize(thing):
+        return _replace(previous, last_thing, thing)
+    return _topic(thing, previous, names) or _dependency(thing, previous, names)
 
 
 def _stem(word: str) -> str:
@@ -143,7 +183,8 @@ def _align(thing: str, previous: str) -> str | None:
 
 
 _OWNED = re.compile(
-    r"([A-Za-z0-9][A-Za-z0-9._+/-]*[一-龠々]*|[ァ-ヶー]+)の([A-Za-z0-9][A-Za-z0-9._+/ -]*[A-Za-z0-9]|[ァ-ヶー]+|[一-龠々]+)"
+    r"([A-Za-z0-9][A-Za-z0-9._+/-]*[一-龠々]*|[ァ-ヶー]+)の"
+    r"((?:[A-Za-z0-9](?:[A-Za-z0-9._+/ -]*[A-Za-z0-9])?)?(?:[ァ-ヶー]+|[一-龠々]+)*)"
 )
 
 
@@ -157,19 +198,53 @@ def _owned(thing: str, previous: str, names: Collection[str]) -> str | None:
     return previous[: m.start()] + thing + previous[m.end() :] if m else None
 
 
-# Opposite ends of a scale: "And the maximum?" after "What's the minimum …?" asks the same of the other end.
+def _topic(thing: str, previous: str, names: Collection[str]) -> str | None:
+    """A thing with no product of its own over what the previous question asks about a product, its "AのB"
+    ("3Dトーラス" over "treeトポロジ" in "Slurmのtreeトポロジってどのファイルに書く？"). A B that names the
+    value asked ("Slurmのバージョン") is the attribute, which stays."""
+    if re.fullmatch(r"[a-z]+", thing):
+        return None  # one plain word may be a modifier ("newest"), not a thing of its own
+    for m in _OWNED.finditer(previous):
+        owned = m.group(2)
+        if owned and _products(m.group(1), names) and not cued_types(owned):
+            return previous[: m.start(2)] + thing + previous[m.end(2) :]
+    return None
+
+
+def _dependency(thing: str, previous: str, names: Collection[str]) -> str | None:
+    """A name the corpus does not document ("Helm", "NCCL") over the platform of a question about a product
+    ("What minimum Kubernetes version does Soperator need?"): the product stays the subject, the platform
+    is what it depends on."""
+    if not re.fullmatch(r"[A-Z][A-Za-z0-9]*(?:[ -][A-Z][A-Za-z0-9]*)?", thing) or cued_types(f"the {thing}"):
+        return None
+    found = _products(previous, names)
+    platforms = [p for p in found if _PLATFORM.fullmatch(p)]
+    if platforms and len(found) > len(platforms):
+        return _replace(previous, platforms[0], thing)
+    return None
+
+
+# Opposite ends of a scale: "And the maximum?" after "What's the minimum …?" asks the same of the other end. The
+# pairs of a group translate each other, so "And the maximum?" after "最小の…は？" puts "最大" in its place.
 _OPPOSITES = (
-    ("minimum", "maximum"), ("min", "max"), ("lowest", "highest"), ("oldest", "newest"), ("first", "last"),
-    ("最小", "最大"), ("最低", "最高"), ("下限", "上限"), ("最初", "最後"),
-)  # fmt: skip
+    (("minimum", "maximum"), ("min", "max"), ("最小", "最大")),
+    (("lowest", "highest"), ("最低", "最高")),
+    (("lower limit", "upper limit"), ("下限", "上限")),
+    (("first", "last"), ("最初", "最後")),
+    (("oldest", "newest"), ("最古", "最新")),
+)
 
 
 def _opposite(thing: str, previous: str) -> str | None:
     word = thing.lower().strip()
-    for a, b in _OPPOSITES:
-        for mine, theirs in ((a, b), (b, a)):
-            if word == mine and re.search(rf"(?<![a-z]){theirs}(?![a-z])", previous, re.I):
-                return re.sub(rf"(?<![a-z]){theirs}(?![a-z])", mine, previous, count=1, flags=re.I)
+    for group in _OPPOSITES:
+        for side in (0, 1):
+            if word not in (pair[side] for pair in group):
+                continue
+            for pair in group:
+                rx = rf"(?<![a-z]){re.escape(pair[1 - side])}(?![a-z])"
+                if re.search(rx, previous, re.I):
+                    return re.sub(rx, pair[side], previous, count=1, flags=re.I)
     return None
 
 

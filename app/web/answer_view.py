@@ -84,10 +84,24 @@ def _values(findings: list[Finding]) -> list[tuple[str, int]]:
     return list(dict.fromkeys((f.value, f.n) for f in ordered))
 
 
+def read_question(answer: Answer) -> str:
+    """The question as the advisor read it when that is not what the user typed (a follow-up rewritten in
+    the previous question's frame, or leaning on it), else "".
+
+    ``Answer(question="And Volcano?", resolved_question="Which apiVersion do Volcano Topology objects use?", …)``
+    → ``"Which apiVersion do Volcano Topology objects use?"``
+    """
+    resolved = answer.resolved_question.strip()
+    return resolved if resolved and " ".join(resolved.split()) != " ".join(answer.question.split()) else ""
+
+
 def direct_html(answer: Answer, key: str, lang: str) -> str:
-    """The direct answer: the not-stated callout, the verdict with its reasons, the facts needed, the values."""
+    """The direct answer: how a follow-up was read, the not-stated callout, the verdict with its reasons, the
+    facts needed, the values."""
     cites = answer.citations
     blocks = []
+    if read := read_question(answer):
+        blocks.append(f'<div class="read-question"><b>{esc(t("read_question", lang))}:</b> {esc(read)}</div>')
     if answer.not_stated is not None:
         ns = answer.not_stated
         asked = f'<div class="ns-asked"><b>{esc(t("asked", lang))}:</b> {esc(quoted(ns.asked.strip(), lang))}</div>'
@@ -165,6 +179,8 @@ def stopped_markdown(partial: Answer | None, key: str, lang: str = "en") -> str:
 def direct_text(answer: Answer, lang: str) -> list[str]:
     """The direct answer as Markdown lines (the same parts as ``direct_html``)."""
     lines: list[str] = []
+    if read := read_question(answer):
+        lines.append(f"_{t('read_question', lang)}: {read}_")
     if answer.not_stated is not None:
         ns = answer.not_stated
         line = f"**{t('not_stated', lang)}** — {t('asked', lang)}: {quoted(ns.asked.strip(), lang)}"

@@ -96,6 +96,7 @@ _STRINGS: dict[str, tuple[str, str]] = {
     # the answer's shape
     "answer": ("Answer", "回答"),
     "read_as": ("Read as", "読み取った状況"),
+    "read_question": ("Read as", "質問の読み取り"),
     "read_nothing": ("nothing answered yet", "まだ回答がありません"),
     "depends_on": ("Depends on", "決め手"),
     "from_kb": ("From the knowledge base", "ナレッジベースの該当箇所"),

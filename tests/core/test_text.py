@@ -6,7 +6,7 @@ import pytest
 
 from app.retrieval.fusion import rrf, rrf_complete
 from app.retrieval.glossary import Glossary, load_glossary
-from core.text import char_bigrams, content_tokens, detect_language, tokenize
+from core.text import char_bigrams, content_tokens, detect_language, question_language, tokenize
 
 
 @pytest.mark.parametrize(
@@ -43,6 +43,21 @@ def test_content_tokens_drop_function_words() -> None:
 )
 def test_detect_language(text: str, lang: str) -> None:
     assert detect_language(text) == lang
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        # a short Japanese turn that is mostly a Latin name: the particle says Japanese
+        ("KAI Schedulerは？", "ja"),
+        ("MultiKueueだと？", "ja"),
+        ("GPU利用率はどちらが高い？", "ja"),
+        ("And for KAI Scheduler?", "en"),
+        ("", "en"),
+    ],
+)
+def test_question_language(text: str, lang: str) -> None:
+    assert question_language(text) == lang
 
 
 def test_glossary_expands_both_ways() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.advice.followup import is_followup, resolve
+from app.advice.followup import is_followup, resolve, resolve_turn
 
 
 @pytest.mark.parametrize(
@@ -35,3 +35,32 @@ def test_resolve_chains_followups() -> None:
     assert resolved.endswith("How heavy is Kubernetes to operate?")
     assert resolve("Slurmの構築に必要な台数は？", history) == "Slurmの構築に必要な台数は？"
     assert resolve("And its control plane?", []) == "And its control plane?"
+
+
+@pytest.mark.parametrize(
+    ("question", "elliptical"),
+    [
+        ("3Dトーラスは？", True),
+        ("各ノード側の設定ファイルは？", True),
+        ("and the Kueue equivalent?", True),
+        # a question of its own that happens to end in "は？"
+        ("Slurmの構築に必要な台数は？", False),
+        ("置換を一度だけ試すモードは？", False),
+    ],
+)
+def test_an_elliptical_turn_leans_on_the_conversation(question: str, elliptical: bool) -> None:
+    assert is_followup(question) is elliptical
+    if elliptical:
+        turn = resolve_turn(question, ["Slurmのringトポロジはどのファイルに書く？"])
+        assert turn.context or turn.reframed
+
+
+def test_a_turn_that_names_no_subject_leans_on_the_conversation() -> None:
+    history = ["How do I install Volcano on a cluster?"]
+    # no product, platform or identifier of its own: the subject is the conversation's
+    turn = resolve_turn("デフォルトで有効になってる？", history, {"Volcano"})
+    assert turn.context == "How do I install Volcano on a cluster?"
+    # a turn that names its own subject stands alone
+    assert resolve_turn("Is gang scheduling on by default in Kueue?", history, {"Volcano", "Kueue"}).context == ""
+    # nothing to lean on without a conversation
+    assert resolve_turn("デフォルトで有効になってる？", [], {"Volcano"}).context == ""

@@ -125,3 +125,87 @@ def test_resolve_turn_shows_a_leaning_followup_with_its_context() -> None:
     assert not turn.reframed
     assert turn.question == "And how do I upgrade it? (How do I install Volcano?)"
     assert resolve_turn("How do I install Volcano?", [], NAMES).question == "How do I install Volcano?"
+
+
+NAMES_LONG = {*NAMES, "Kubeflow MPI Operator", "Slurm", "Kubernetes"}
+
+
+@pytest.mark.parametrize(
+    ("previous", "question", "rewritten"),
+    [
+        # a word typed as code replaces the previous identifier, even one the entity reader does not know
+        (
+            "Since which Kueue release is PartialAdmission stable?",
+            "and TASFooBarGate?",
+            "Since which Kueue release is TASFooBarGate stable?",
+        ),
+        # "the X equivalent", "X側で相当するもの": the owner is the new thing
+        (
+            "Which label makes Volcano pack pods in one rack?",
+            "and the Kueue equivalent?",
+            "Which label makes Kueue pack pods in one rack?",
+        ),
+        ("Volcanoでラック内にまとめるラベルは？", "Kueueで相当するものは？", "Kueueでラック内にまとめるラベルは？"),
+        # a product named by the last two words of its title
+        (
+            "Which CRD does the MPI Operator add?",
+            "What about Volcano's?",
+            "Which CRD does the Volcano add?",
+        ),
+        # a thing with no product of its own replaces what the previous question asked about its product
+        ("Slurmのringトポロジはどのプラグイン？", "3Dトーラスは？", "Slurmの3Dトーラスはどのプラグイン？"),
+        ("KueueのPartialAdmissionはデフォルトで有効？", "fair sharingは？", "Kueueのfair sharingはデフォルトで有効？"),
+        # ... but not the value asked ("バージョン" is the attribute that carries over)
+        ("Soperatorが対応するSlurmのバージョンは？", "GPU Operatorは？", None),
+        # a name the corpus does not document replaces the platform a product depends on, not the product
+        (
+            "Which Kubernetes release does Pyxis require?",
+            "And Helm?",
+            "Which Helm release does Pyxis require?",
+        ),
+        # a clause is no thing to put in a slot
+        ("Slurmのringトポロジはどのプラグイン？", "置換を一度だけ試すモードは？", None),
+    ],
+)
+def test_reframe_slots(previous: str, question: str, rewritten: str | None) -> None:
+    assert reframe(question, previous, NAMES_LONG) == rewritten
+
+
+def test_a_new_thing_replaces_the_one_the_previous_followup_put_in() -> None:
+    history = ["Which Kubernetes release does Pyxis require?", "And Helm?"]
+    turn = resolve_turn("And NCCL?", history, NAMES_LONG)
+    assert turn.reframed and turn.focus == "Which NCCL release does Pyxis require?"
+    # across languages: a Japanese ellipsis after an English chain
+    turn = resolve_turn("CUDAは？", history, NAMES_LONG)
+    assert turn.reframed and turn.focus == "Which CUDA release does Pyxis require?"
+
+
+def test_the_rewrite_keeps_the_previous_answer_type() -> None:
+    from app.answer.question import analyse
+
+    previous = "KueueのPartialAdmissionはデフォルトで有効？"
+    turn = resolve_turn("fair sharingは？", [previous], NAMES_LONG)
+    assert analyse(turn.focus, NAMES_LONG).answer_type == analyse(previous, NAMES_LONG).answer_type
+
+
+@pytest.mark.parametrize(
+    ("previous", "question", "rewritten"),
+    [
+        # the other end of a scale, in the previous question's language whichever language the turn is in
+        (
+            "Kueueのコホートで借りられるGPUの最小数は？",
+            "And the maximum?",
+            "Kueueのコホートで借りられるGPUの最大数は？",
+        ),
+        (
+            "What's the lowest priority a Volcano queue can have?",
+            "最高は？",
+            "What's the highest priority a Volcano queue can have?",
+        ),
+        ("Which is the first release with the feature?", "最後は？", "Which is the last release with the feature?"),
+        # nothing on that scale in the previous question: no rewrite by this rule
+        ("Kueueのコホートで借りられるGPUの数は？", "And the newest?", None),
+    ],
+)
+def test_reframe_opposite_across_languages(previous: str, question: str, rewritten: str | None) -> None:
+    assert reframe(question, previous, NAMES) == rewritten

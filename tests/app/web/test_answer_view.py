@@ -374,3 +374,18 @@ def test_situations_voting_through_one_rule_share_one_reason_line() -> None:
     plain = answer_view.answer_plain(answer, "ja")
     assert plain.count("LLM学習後、同一基盤で推論サービスも運用 — CI/CD") == 1, plain  # the copy says it once too
     assert "- 学習と推論 · 基盤はひとつ → Kubernetes:" in plain
+
+
+def test_a_rewritten_follow_up_shows_how_it_was_read_in_the_question_language() -> None:
+    followup = NEAR_MISS.model_copy(
+        update={"question": "And Volcano?", "resolved_question": "Which port does the Volcano admin API use?"}
+    )
+    md = answer_view.answer_markdown(followup, key="f", lang="ja")
+    assert 'class="read-question"><b>Read as:</b> Which port does the Volcano admin API use?</div>' in md
+    assert "_Read as: Which port does the Volcano admin API use?_" in answer_view.answer_plain(followup)
+    ja = followup.model_copy(update={"language": "ja", "question": "Volcanoは？"})
+    assert "質問の読み取り:</b> Which port" in answer_view.answer_markdown(ja, key="g", lang="en")
+    # a question read as typed (spaces aside) shows no such line
+    same = followup.model_copy(update={"resolved_question": " And  Volcano? "})
+    assert "read-question" not in answer_view.answer_markdown(same, key="h")
+    assert "Read as" not in answer_view.answer_plain(same)
