@@ -41,6 +41,7 @@ from app.answer.locate import Located, PartQuery, cover_parts, locate, part_quer
 from app.answer.question import analyse
 from app.answer.quotes import lead_and_more
 from app.answer.selector import load as load_selector
+from app.answer.selector import with_bar
 from app.models import (
     Answer,
     Citation,
@@ -81,7 +82,7 @@ class Advisor:
         self.embeddings = embeddings or make_embeddings(settings)
         self.retriever = Retriever(settings, self.embeddings)
         self.reader = SituationReader(self.embeddings)
-        self.selector = load_selector() if settings.answer.selector else None
+        self.selector = with_bar(load_selector(), settings.answer.answerable_bar) if settings.answer.selector else None
 
     # --- lifecycle ---------------------------------------------------------------------------
     def warm_up(self) -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -162,6 +162,18 @@ def logistic_from(data: dict[str, Any]) -> Logistic:
         float(data["intercept"]),
         float(data.get("threshold", 0.5)),
     )
+
+
+def with_bar(selector: Selector | None, bar: float | None) -> Selector | None:
+    """``selector`` with the answerable model's bar set by the operator (``None``: the bar chosen on dev).
+
+    >>> s = Selector([], Trees(0, 1, []), Logistic([], [], [], [], 0.0, 0.5), Logistic([], [], [], [], 0.0, 0.3), {})
+    >>> with_bar(s, 0.8).answerable.threshold, with_bar(s, None).answerable.threshold
+    (0.8, 0.3)
+    """
+    if selector is None or bar is None:
+        return selector
+    return replace(selector, answerable=replace(selector.answerable, threshold=bar))
 
 
 @lru_cache(maxsize=4)

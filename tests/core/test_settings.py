@@ -44,7 +44,7 @@ def test_nested_defaults() -> None:
 
 def test_every_field_has_a_description_and_a_flat_variable() -> None:
     fields = list(setting_fields())
-    assert len(fields) == 38
+    assert len(fields) == 39
     assert all(f.description for f in fields)
     envs = [f.env for f in fields]
     assert len(set(envs)) == len(envs)
