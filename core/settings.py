@@ -184,7 +184,7 @@ class AnswerSettings(_Section):
         None,
         ge=0.0,
         le=1.0,
-        description="The answerable model's bar: below it a question is refused, or answered \"not stated\". Unset = "
+        description='The answerable model\'s bar: below it a question is refused, or answered "not stated". Unset = '
         "the bar chosen on dev data (app/answer/selector.json); raise it to refuse more, lower it to answer more.",
         json_schema_extra=_env("ANSWERABLE_BAR"),
     )
