@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.units import SHELL_LANGS
 
@@ -174,17 +175,28 @@ def split_identifier(word: str) -> list[str]:
     >>> split_identifier("podset-required-topology"), split_identifier("TASMultiLayerTopology")
     (['podset', 'required', 'topology'], ['tas', 'multi', 'layer', 'topology'])
     """
+    return list(_split_identifier(word))
+
+
+# Both run for every candidate unit of every part of every question, on the same few thousand strings: once each.
+@lru_cache(maxsize=65536)
+def _split_identifier(word: str) -> tuple[str, ...]:
     out: list[str] = []
     for piece in re.split(r"[^A-Za-z0-9]+", word):
         out.extend(p.lower() for p in _CAMEL_PARTS.findall(piece))
-    return [w for w in out if w]
+    return tuple(w for w in out if w)
 
 
 def identifier_words(text: str) -> list[str]:
     """Every identifier in ``text`` split into its words (for matching question words to code)."""
+    return list(_identifier_words(text))
+
+
+@lru_cache(maxsize=16384)
+def _identifier_words(text: str) -> tuple[str, ...]:
     words: list[str] = []
     for token in re.findall(r"[A-Za-z][A-Za-z0-9_./-]*[A-Za-z0-9]", text):
-        parts = split_identifier(token)
+        parts = _split_identifier(token)
         if len(parts) > 1:
             words.extend(parts)
-    return words
+    return tuple(words)
