@@ -18,6 +18,7 @@ import json
 import re
 import sys
 import tomllib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from app.advice.features import (
     ngrams,
     selection_features,
 )
-from app.advice.model import MODEL_PATH, NONE
+from app.advice.model import MODEL_PATH, NONE, Linear, SituationModel, carrier_clause, read, supporting_cue
 from app.advice.reader import SituationReader
 from core.settings import PROJECT_ROOT, Settings, settings_or_exit
 from core.situation import candidates, facets
@@ -130,8 +131,6 @@ def _fit_linear(x: np.ndarray, y: list[str], c: float, dense: int | None = None,
 
 
 def _predict(spec: dict[str, Any], x: np.ndarray) -> list[str]:
-    from app.advice.model import Linear
-
     linear = Linear.from_json({**spec, "features": [], "threshold": spec.get("threshold", 0.0)})
     out = []
     for row in x:
@@ -192,16 +191,7 @@ def fit_negated(
     """The negated flag as its own output: one logistic model over every labelled facet of the situations
     (label: the facet is among the row's ``negated``), its features taken with the labelled value; C and the
     threshold chosen on dev by F1 of the flag (a flag a reader sees should be right, a missed one costs too)."""
-    from app.advice.model import Linear, SituationModel, carrier_clause, supporting_cue
-
-    facet_models = SituationModel(
-        {f: Linear.from_json({**spec, "features": []}) for f, spec in facet_specs.items()},
-        Linear.from_json(
-            {"classes": ["False", "True"], "features": [], "mean": [], "scale": [], "coef": [[]], "intercept": [0]}
-        ),
-        {g: i for i, g in enumerate(vocab)},
-        {},
-    )
+    facet_models = _facet_models(facet_specs, vocab)
     data: dict[str, list[tuple[np.ndarray, bool]]] = {"train": [], "dev": []}
     for r in rows:
         if r.source != "situations":
@@ -218,16 +208,7 @@ def fit_negated(
             data[r.split].append((negated_features(facet, value, hits, carrier), facet in r.negated))
     xt = np.stack([x for x, _ in data["train"]])
     yt = [str(y) for _, y in data["train"]]
-    best: tuple[float, dict[str, Any]] | None = None
-    for c in C_GRID:
-        spec = _fit_linear(xt, yt, c)
-        spec["classes"] = ["False", "True"]
-        for threshold in (0.3, 0.4, 0.5, 0.6, 0.7):
-            spec["threshold"] = threshold
-            f1 = _f1([_predict_binary(spec, x) for x, _ in data["dev"]], [y for _, y in data["dev"]])
-            if best is None or f1 > best[0] + 1e-9:
-                best = (f1, {**spec})
-    assert best is not None
+    best = _choose_binary(xt, yt, data["dev"], (0.3, 0.4, 0.5, 0.6, 0.7), _f1)
     spec = best[1]
     spec["features"] = negated_feature_names()
     train = _f1([_predict_binary(spec, x) for x in xt], [y == "True" for y in yt])
@@ -239,6 +220,44 @@ def fit_negated(
 def _f1(predicted: list[bool], truth: list[bool]) -> float:
     tp = sum(p and t for p, t in zip(predicted, truth, strict=True))
     return 2 * tp / max(1, sum(predicted) + sum(truth))
+
+
+def _accuracy(predicted: list[bool], truth: list[bool]) -> float:
+    return float(np.mean([p == t for p, t in zip(predicted, truth, strict=True)]))
+
+
+def _choose_binary(
+    xt: np.ndarray,
+    yt: list[str],
+    dev: list[tuple[np.ndarray, bool]],
+    thresholds: Sequence[float],
+    score: Callable[[list[bool], list[bool]], float],
+) -> tuple[float, dict[str, Any]]:
+    """A binary model per C of C_GRID fitted on train, and the (C, threshold) whose dev ``score`` is highest
+    (the first one on a tie: put the preferred thresholds first)."""
+    best: tuple[float, dict[str, Any]] | None = None
+    for c in C_GRID:
+        spec = _fit_linear(xt, yt, c)
+        spec["classes"] = ["False", "True"]
+        for threshold in thresholds:
+            spec["threshold"] = threshold
+            value = score([_predict_binary(spec, x) for x, _ in dev], [y for _, y in dev])
+            if best is None or value > best[0] + 1e-9:
+                best = (value, {**spec})
+    assert best is not None
+    return best
+
+
+def _facet_models(facet_specs: dict[str, Any], vocab: list[str]) -> SituationModel:
+    """The just-fitted facet models alone (no asks-for-a-platform or negated-flag model yet), for reading the
+    training texts as the app will."""
+    empty = {"classes": ["False", "True"], "features": [], "mean": [], "scale": [], "coef": [[]], "intercept": [0]}
+    return SituationModel(
+        {f: Linear.from_json(spec) for f, spec in facet_specs.items()},
+        Linear.from_json(empty),
+        {g: i for i, g in enumerate(vocab)},
+        {},
+    )
 
 
 def selection_rows(
@@ -259,15 +278,7 @@ def fit_selection(
 ) -> dict[str, Any]:
     """Asks-for-a-platform: fitted on first turns, then again with the earlier turns' decisions as a feature.
     The number of facets the just-fitted facet models read is one of its features."""
-    from app.advice.model import Linear, SituationModel, read
-
-    empty = {"classes": ["False", "True"], "features": [], "mean": [], "scale": [], "coef": [[]], "intercept": [0]}
-    facet_models = SituationModel(
-        {f: Linear.from_json(spec) for f, spec in facet_specs.items()},
-        Linear.from_json(empty),
-        {g: i for i, g in enumerate(vocab)},
-        {},
-    )
+    facet_models = _facet_models(facet_specs, vocab)
     texts = {r.text for r in rows} | {q for r in rows for q in r.earlier}
     facets_read = {t: len(read(t, facet_models, reader.value_scores).readings) for t in texts}
     first = [r for r in rows if r.asks is not None and not r.earlier]
@@ -280,8 +291,6 @@ def fit_selection(
 
 
 def _predict_binary(spec: dict[str, Any], x: np.ndarray) -> bool:
-    from app.advice.model import Linear
-
     p = Linear.from_json({**spec, "features": []}).probabilities(x)[1]
     return bool(p >= spec["threshold"])
 
@@ -290,16 +299,9 @@ def _choose_selection(data: list[tuple[np.ndarray, bool, str]], log: list[str], 
     xt = np.stack([x for x, _, s in data if s == "train"])
     yt = [str(y) for _, y, s in data if s == "train"]
     dev = [(x, y) for x, y, s in data if s == "dev"]
-    best: tuple[float, dict[str, Any]] | None = None
-    for c in C_GRID:
-        spec = _fit_linear(xt, yt, c)
-        spec["classes"] = ["False", "True"]
-        for threshold in np.arange(0.8, 0.19, -0.05):  # on a tie the higher threshold: fewer verdicts on facts
-            spec["threshold"] = round(float(threshold), 2)
-            acc = float(np.mean([_predict_binary(spec, x) == y for x, y in dev]))
-            if best is None or acc > best[0] + 1e-9:
-                best = (acc, {**spec})
-    assert best is not None
+    # on a tie the higher threshold: fewer verdicts on facts
+    thresholds = [round(float(t), 2) for t in np.arange(0.8, 0.19, -0.05)]
+    best = _choose_binary(xt, yt, dev, thresholds, _accuracy)
     spec = best[1]
     spec["features"] = SELECTION_FEATURES
     if not quiet:
