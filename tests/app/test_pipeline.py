@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -346,3 +347,30 @@ def test_refusal_of_a_comparison_names_the_unknown_platform(advisor: Advisor) ->
 def test_refusal_echoes_no_other_word_of_the_question(advisor: Advisor) -> None:
     answer = advisor.ask("What does ZORBLAX say about the weather on Mars?")
     assert answer.refused and "ZORBLAX" not in answer.answer
+
+
+class RecordingEmbeddings(FakeEmbeddings):
+    """Records the texts prepared ahead of a question and the query texts embedded while answering it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prepared: list[str] = []
+        self.queried: list[str] = []
+
+    def prepare_queries(self, texts: Iterable[str]) -> None:
+        self.prepared.extend(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queried.append(text)
+        return super().embed_query(text)
+
+
+@pytest.mark.parametrize("question", ["What does the gateway do?", "ゲートウェイの役割は何ですか？"])
+def test_every_query_text_is_prepared_before_retrieval(settings: Settings, question: str) -> None:
+    # the embedder embeds a question's texts side by side only if it is told all of them up front
+    embeddings = RecordingEmbeddings()
+    run_ingest(settings, embeddings)
+    advisor = Advisor(settings, embeddings)
+    advisor.ask(question)
+    assert embeddings.queried, "the dense retriever embeds the question"
+    assert set(embeddings.queried) <= set(embeddings.prepared)

