@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from app.advice.fit import Example, load_examples
 from app.advice.model import NONE
-from app.advice.reader import SituationReader, verdict_for
-from app.advice.verdict import is_selection_question
+from app.advice.reader import SituationReader, rules_for, verdict_for
+from app.advice.verdict import build_verdict, is_selection_question
 from app.retrieval.snapshot import Snapshot
 from core.situation import Situation, facets, read
 
@@ -106,13 +106,21 @@ def report(split: str, reader: SituationReader, snap: Snapshot | None = None) ->
             f"{sum(asks[r.text] for r in factual)} | |"
         )
         if snap is not None:
-            lines.append(_row("selection verdicts", _verdicts(situations, read_texts, asks, snap)))
+            kept[rd.name]["selection verdicts"] = _verdicts(situations, read_texts, asks, snap)
+            kept[rd.name]["selection verdicts, table alone"] = _verdicts(situations, read_texts, asks, snap, False)
+            lines.append(_row("selection verdicts", kept[rd.name]["selection verdicts"]))
+            lines.append(_row("selection verdicts, table alone", kept[rd.name]["selection verdicts, table alone"]))
         lines.append("")
     fitted, baseline = kept["fitted"], kept["cue baseline"]
     lines += ["### fitted − cue baseline (paired)", "", "| measure | difference | 95 % interval |", "|---|---:|---:|"]
     for measure in ("whole situation", "negation table"):
         diff, low, high = paired(fitted[measure], baseline[measure])
         lines.append(f"| {measure} | {diff:+.3f} | {low:+.3f}–{high:+.3f} |")
+    if "selection verdicts" in fitted:
+        diff, low, high = paired(fitted["selection verdicts"], fitted["selection verdicts, table alone"])
+        lines += ["", "### fitted verdict combiner − verdict table (paired, fitted reader)", "",
+                  "| measure | difference | 95 % interval |", "|---|---:|---:|",
+                  f"| selection verdicts | {diff:+.3f} | {low:+.3f}–{high:+.3f} |"]  # fmt: skip
     return "\n".join(lines)
 
 
@@ -144,8 +152,14 @@ def _groups(table: Sequence[Example], read_texts: dict[str, Situation]) -> dict[
 
 
 def _verdicts(
-    situations: Sequence[Example], read_texts: dict[str, Situation], asks: dict[str, bool], snap: Snapshot
+    situations: Sequence[Example],
+    read_texts: dict[str, Situation],
+    asks: dict[str, bool],
+    snap: Snapshot,
+    combiner: bool = True,
 ) -> list[bool]:
+    """Per selection text with a labelled verdict: is its verdict right (the fitted combiner of the rules'
+    votes, or the verdict table alone)?"""
     from app.advice.fit import EVALS, _jsonl
 
     expected = {row["text"]: row.get("verdict") for row in _jsonl(EVALS / "situations.jsonl")}
@@ -154,6 +168,13 @@ def _verdicts(
         want = expected.get(r.text)
         if not r.asks or not want:
             continue
-        verdict = verdict_for(read_texts[r.text], r.lang, snap, always=True) if asks[r.text] else None
+        verdict = None
+        if asks[r.text]:
+            situation = read_texts[r.text]
+            verdict = (
+                verdict_for(situation, r.lang, snap, always=True)
+                if combiner
+                else build_verdict(situation, rules_for(r.lang, snap), r.lang, always=True)
+            )
         hits.append(verdict is not None and verdict.value == want)
     return hits

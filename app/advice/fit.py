@@ -5,7 +5,8 @@
 Labelled data (``evals/``): ``situations.jsonl`` (text, facets, asks_platform, split), ``negation.jsonl``
 (text, facet, value, split: one facet's label per row), and the golden-format question sets of the train and
 dev splits (``evals/splits.toml``: a selection case's ``situation`` labels its facets, every case says whether
-it asks for a platform). The embedder is the configured one (its spec is written into the file).
+it asks for a platform). The embedder is the configured one (its spec is written into the file). The
+verdict combiner reads the index's rules (run ``ingest`` first) and the labelled situations' verdicts.
 
 Deliberately left out: the test split (``evals situations`` reads it once, to report) and pickles: the
 file holds names, means, scales, coefficients and thresholds, as JSON.
@@ -37,6 +38,8 @@ from app.advice.features import (
 )
 from app.advice.model import MODEL_PATH, NONE, Linear, SituationModel, carrier_clause, read, supporting_cue
 from app.advice.reader import SituationReader
+from app.advice.table import OUTCOMES, table, verdict_feature_names, verdict_features
+from core.contract import Rule
 from core.settings import PROJECT_ROOT, Settings, settings_or_exit
 from core.situation import candidates, facets
 
@@ -60,6 +63,7 @@ class Example:
     earlier: list[str] = field(default_factory=list)
     kind: str = ""
     source: str = ""
+    verdict: str = ""  # the platform the text's situation calls for, where labelled
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -76,7 +80,8 @@ def load_examples(root: Path = EVALS) -> list[Example]:
         labels: dict[str, str | None] = {f: row["facets"].get(f, NONE) for f in order}
         out.append(
             Example(row["text"], row["split"], row.get("lang", "en"), labels, list(row.get("negated", [])),
-                    bool(row["asks_platform"]), kind=row.get("kind", ""), source="situations")
+                    bool(row["asks_platform"]), kind=row.get("kind", ""), source="situations",
+                    verdict=row.get("verdict") or "")
         )  # fmt: skip
     for row in _jsonl(root / "negation.jsonl"):
         out.append(
@@ -91,7 +96,7 @@ def load_examples(root: Path = EVALS) -> list[Example]:
                 labels = {f: row["situation"].get(f, NONE) for f in order}
             out.append(
                 Example(row["question"], split, row["lang"], labels, asks=selection,
-                        earlier=list(row.get("history", [])), source=name)
+                        earlier=list(row.get("history", [])), source=name, verdict=row.get("verdict") or "")
             )  # fmt: skip
     return out
 
@@ -311,10 +316,53 @@ def _choose_selection(data: list[tuple[np.ndarray, bool, str]], log: list[str], 
     return spec
 
 
+def verdict_rows(rows: list[Example], rules: Callable[[str], Sequence[Rule]]) -> list[tuple[np.ndarray, str, str]]:
+    """(features, verdict, split) of every labelled situation that asks for a platform, read from its labels
+    (the combiner learns the rules' votes → a verdict; reading the text is the facet models' part)."""
+    out = []
+    for r in rows:
+        if not r.verdict or not r.asks or r.earlier or not r.facets:
+            continue
+        situation = {f: v for f, v in r.facets.items() if v and v != NONE}
+        outcome = table(situation, rules(r.lang))
+        out.append((np.asarray(verdict_features(situation, outcome)), r.verdict, r.split))
+    return out
+
+
+def fit_verdict(data: list[tuple[np.ndarray, str, str]], log: list[str]) -> dict[str, Any]:
+    """The combiner of the rules' votes: C chosen on dev accuracy (on a tie the smaller C, the simpler model)."""
+    xt = np.stack([x for x, _, s in data if s == "train"])
+    yt = [y for _, y, s in data if s == "train"]
+    xd = np.stack([x for x, _, s in data if s == "dev"])
+    yd = [y for _, y, s in data if s == "dev"]
+    table_dev = float(np.mean([_table_verdict(x) == y for x, y in zip(xd, yd, strict=True)]))
+    best: tuple[float, dict[str, Any]] | None = None
+    for c in C_GRID:
+        spec = _fit_linear(xt, yt, c)
+        acc = float(np.mean([p == y for p, y in zip(_predict(spec, xd), yd, strict=True)]))
+        if best is None or acc > best[0]:
+            best = (acc, spec)
+    assert best is not None
+    spec = {**best[1], "features": verdict_feature_names(), "threshold": 0.0}
+    train = float(np.mean([p == y for p, y in zip(_predict(spec, xt), yt, strict=True)]))
+    log.append(f"{'verdict':15} C={spec['C']:<5}          train {train:.3f}  dev {best[0]:.3f}  (table alone: dev "
+               f"{table_dev:.3f}; n={len(yt)}/{len(yd)})")  # fmt: skip
+    return spec
+
+
+def _table_verdict(x: np.ndarray) -> str:
+    """The table's own verdict, read back from its one-hot features."""
+    names = verdict_feature_names()
+    return next((o for o in OUTCOMES if x[names.index(f"table_{o}")] > 0), "none")
+
+
 def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[str]:
+    from app.advice.reader import rules_for
+    from app.retrieval.retriever import Retriever
     from ingest.embeddings import make_embeddings
 
     embeddings = make_embeddings(settings)
+    snap = Retriever(settings, embeddings).snapshot()
     reader = SituationReader(embeddings)
     rows = [r for r in load_examples(root) if r.split in ("train", "dev")]
     feats = [facet_features(r.text, reader.value_scores) for r in rows]
@@ -324,15 +372,16 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
         "produced_by": "python -m app.advice.fit",
         "fitted_on": "split train of evals/situations.jsonl and evals/negation.jsonl (the negated flag: situations.jsonl "
         "only, its negated lists) and of the question files in evals/splits.toml (asks-for-a-platform; a selection "
-        "case's situation labels its facets)",
+        "case's situation labels its facets; the verdict combiner: the labelled situations' verdicts)",
         "chosen_on": "split dev of the same files (C, dense weight, minimum probability, the negated flag's threshold "
-        "by F1, the asks-for-a-platform threshold)",
+        "by F1, the asks-for-a-platform threshold, the verdict combiner's C)",
         "embedder": embeddings.spec,
         "examples": {s: sum(1 for r in rows if r.split == s) for s in ("train", "dev")},
         "vocabulary": vocab,
         "facets": (facet_specs := fit_facets(rows, feats, vocab, log)),
         "selection": fit_selection(rows, reader, facet_specs, vocab, log),
         "negated": fit_negated(rows, reader, facet_specs, vocab, log),
+        "verdict": fit_verdict(verdict_rows(rows, lambda lang: rules_for(lang, snap)), log),
     }
     out.write_text(_compact(json.dumps(model, ensure_ascii=False, indent=1)) + "\n", encoding="utf-8")
     log.append(f"written {out}")

@@ -84,6 +84,7 @@ class SituationModel:
     vocabulary: dict[str, int]  # n-gram → column after each facet's own features
     meta: dict[str, Any]
     negated: Linear | None = None  # was a facet's value said through a negation (None: the cue says)
+    verdict: Linear | None = None  # the combiner of the rules' votes (None: the verdict table alone)
 
 
 @lru_cache(maxsize=2)
@@ -96,9 +97,16 @@ def load(path: Path = MODEL_PATH) -> SituationModel | None:
         {f: Linear.from_json(spec) for f, spec in data["facets"].items()},
         Linear.from_json(data["selection"]),
         {gram: i for i, gram in enumerate(data.get("vocabulary", []))},
-        {k: v for k, v in data.items() if k not in ("facets", "selection", "vocabulary", "negated")},
+        {k: v for k, v in data.items() if k not in ("facets", "selection", "vocabulary", "negated", "verdict")},
         Linear.from_json(data["negated"]) if "negated" in data else None,
+        Linear.from_json(data["verdict"]) if "verdict" in data else None,
     )
+
+
+def verdict_model() -> Linear | None:
+    """The fitted combiner of the rules' votes, when the model file has one."""
+    fitted = load()
+    return fitted.verdict if fitted is not None else None
 
 
 def supporting_cue(hits: list[Candidate], value: str) -> Candidate | None:

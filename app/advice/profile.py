@@ -1,8 +1,8 @@
 """The questionnaire: a team's situation given as facet values (``Profile``) → a recommendation.
 
 The form's answers are facets already, so nothing is turned back into text: they go straight into the
-same verdict table a selection question uses (``app.advice.table``), under the same rules the documents
-state. Each answer becomes a reason: the platform it votes for and the rule it votes through, cited; an
+verdict table and its fitted combiner a selection question uses (``app.advice.table``), under the same rules
+the documents state. Each answer becomes a reason: the platform it votes for and the rule it votes through, cited; an
 answer no rule speaks to is listed as such.
 
 Deliberately left out: any verdict written here (every vote is a rule read from the documents).
@@ -10,6 +10,7 @@ Deliberately left out: any verdict written here (every vote is a rule read from 
 
 from __future__ import annotations
 
+from app.advice.model import verdict_model
 from app.advice.reader import rules_for
 from app.advice.verdict import build_verdict, needs, situation_of
 from app.answer.citations import enrich
@@ -23,7 +24,7 @@ from core.situation import facets
 def recommend(profile: Profile, snap: Snapshot) -> Recommendation:
     language = profile.lang
     situation = situation_of(profile.facets())
-    verdict = build_verdict(situation, rules_for(language, snap), language)
+    verdict = build_verdict(situation, rules_for(language, snap), language, model=verdict_model())
     numbering = Numbering()
     if verdict is not None:
         verdict = cite_votes(verdict, snap.chunks.get, numbering.cite)

@@ -180,4 +180,4 @@ def rules_for(language: str, snap: Snapshot) -> list[Rule]:
 
 def verdict_for(situation: Situation, language: str, snap: Snapshot, always: bool = False) -> Verdict | None:
     """The verdict for a conversation's situation; ``always`` for a question that asks for a platform."""
-    return build_verdict(situation, rules_for(language, snap), language, always)
+    return build_verdict(situation, rules_for(language, snap), language, always, model.verdict_model())

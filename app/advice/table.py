@@ -10,6 +10,11 @@ does not apply to a cloud team with a fixed fleet). Then:
 - a real conflict gives ``depends``, naming the facet that decides it (``deciding_order`` in facets.toml);
 - no vote at all gives no verdict (None): the answer asks for the deciding facts instead.
 
+A fitted combiner (``VerdictModel``, in ``situation_model.json``) may then weigh the same votes otherwise: it
+reads which platforms each stated facet votes for and what the table gives (``verdict_features``), and its
+choice stands when some stated facet votes for that platform (every verdict keeps a rule to quote) or it
+says ``depends`` (on the deciding facet of the table, else the first facet that votes).
+
     >>> from core.contract import Rule, VerdictValue
     >>> rule = Rule(id="r", doc_id="d", chunk_id="c", section="", language="en", condition="on-prem",
     ...             verdict="slurm", quote="", facets={"deployment": "on_prem"})
@@ -24,13 +29,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal, Protocol, cast
+
+import numpy as np
 
 from core.contract import Rule, VerdictValue
 from core.situation import facets
 
 SERVING = ("workload", "training_and_serving")
 _NOT_TRAINING_SIDE = ("workload", "one_platform")
+
+
+PLATFORMS = ("slurm", "kubernetes", "hybrid")
+OUTCOMES = ("slurm", "kubernetes", "hybrid", "depends", "none")  # the table's own verdict, one-hot
+
+
+def verdict_feature_names() -> list[str]:
+    """The fitted combiner's features, in ``verdict_features`` order."""
+    return [
+        *(f"vote_{f}_{p}" for f in facets().order for p in PLATFORMS),
+        *(f"facets_for_{p}" for p in PLATFORMS),
+        *(f"table_{o}" for o in OUTCOMES),
+        "serving",
+        "one_platform_yes",
+        "one_platform_no",
+    ]
+
+
+class VerdictModel(Protocol):
+    """A fitted combiner: class names and a probability per class (``app.advice.model.Linear``)."""
+
+    @property
+    def classes(self) -> list[str]: ...
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -76,8 +108,47 @@ def _deciding(per_facet: Mapping[str, set[str]]) -> str | None:
     return voting[0] if voting else None
 
 
-def combine(situation: Mapping[str, str], rules: Sequence[Rule]) -> Outcome:
-    """The verdict for ``situation`` ({facet: value}) under ``rules``."""
+def combine(situation: Mapping[str, str], rules: Sequence[Rule], model: VerdictModel | None = None) -> Outcome:
+    """The verdict for ``situation`` ({facet: value}) under ``rules``: the table's, or the fitted combiner's
+    reading of the same votes when ``model`` is given."""
+    outcome = table(situation, rules)
+    if model is None or not situation:
+        return outcome
+    return refit_outcome(outcome, situation, model)
+
+
+def verdict_features(situation: Mapping[str, str], outcome: Outcome) -> list[float]:
+    """What the fitted combiner reads (``verdict_feature_names``): each stated facet's platforms, how many
+    facets vote for each platform, the table's verdict, and the workload's shape."""
+    per_facet = _platforms(outcome.votes)
+    order = facets().order
+    return [
+        *(float(p in per_facet.get(f, set())) for f in order for p in PLATFORMS),
+        *(float(sum(p in v for v in per_facet.values())) for p in PLATFORMS),
+        *(float((outcome.value or "none") == o) for o in OUTCOMES),
+        float(situation.get(SERVING[0]) == SERVING[1]),
+        float(situation.get("one_platform") == "yes"),
+        float(situation.get("one_platform") == "no"),
+    ]
+
+
+def refit_outcome(outcome: Outcome, situation: Mapping[str, str], model: VerdictModel) -> Outcome:
+    """The fitted combiner's verdict over the table's votes, where it may stand (see the module's note)."""
+    p = model.probabilities(np.asarray(verdict_features(situation, outcome)))
+    chosen = model.classes[int(np.argmax(p))]
+    per_facet = _platforms(outcome.votes)
+    if chosen == outcome.value:
+        return outcome
+    if chosen == "depends":
+        deciding = outcome.deciding or _deciding(per_facet)
+        return Outcome("depends", outcome.votes, deciding) if deciding else outcome
+    if any(chosen in platforms for platforms in per_facet.values()):
+        return Outcome(cast(VerdictValue, chosen), outcome.votes)
+    return outcome
+
+
+def table(situation: Mapping[str, str], rules: Sequence[Rule]) -> Outcome:
+    """The table's verdict for ``situation`` ({facet: value}) under ``rules`` (the rules of the module's note)."""
     backing = votes(situation, rules)
     if not situation:
         return Outcome(None, backing)
@@ -112,27 +183,29 @@ def combine(situation: Mapping[str, str], rules: Sequence[Rule]) -> Outcome:
     return Outcome(agreed, backing)
 
 
-def undecided(situation: Mapping[str, str], rules: Sequence[Rule]) -> Outcome:
+def undecided(situation: Mapping[str, str], rules: Sequence[Rule], model: VerdictModel | None = None) -> Outcome:
     """A platform question the stated facets do not decide: ``depends`` on the first facet (``deciding_order``)
     whose values, added to what was stated, give different verdicts; no verdict when no facet would."""
     for facet in facets().deciding_order:
         if facet in situation:
             continue
-        given = {combine({**situation, facet: v}, rules).value for v in facets().values[facet]}
+        given = {combine({**situation, facet: v}, rules, model).value for v in facets().values[facet]}
         if len(given - {None}) > 1:
             return Outcome("depends", votes(situation, rules), facet)
     return Outcome(None, votes(situation, rules))
 
 
-def by_value(situation: Mapping[str, str], rules: Sequence[Rule], facet: str) -> list[Flip]:
+def by_value(
+    situation: Mapping[str, str], rules: Sequence[Rule], facet: str, model: VerdictModel | None = None
+) -> list[Flip]:
     """What each value of ``facet`` would give, the rest of the situation as stated (that facet's own rules
     alone where the whole still depends)."""
     rest = {f: v for f, v in situation.items() if f != facet}
     out = []
     for value in facets().values[facet]:
-        verdict = combine({**rest, facet: value}, rules).value
+        verdict = combine({**rest, facet: value}, rules, model).value
         if verdict in (None, "depends"):
-            verdict = combine({facet: value}, rules).value
+            verdict = combine({facet: value}, rules, model).value
         if verdict is not None:
             out.append(Flip(facet, value, verdict))
     return out
@@ -147,10 +220,12 @@ class Flip:
     verdict: VerdictValue
 
 
-def what_would_change(situation: Mapping[str, str], rules: Sequence[Rule], limit: int = 3) -> list[Flip]:
+def what_would_change(
+    situation: Mapping[str, str], rules: Sequence[Rule], limit: int = 3, model: VerdictModel | None = None
+) -> list[Flip]:
     """Facet values whose addition (an unstated facet) or flip (a stated one) changes the verdict; unstated
     facets first, never a condition the user already stated."""
-    current = combine(situation, rules).value
+    current = combine(situation, rules, model).value
     defs = facets()
     added: list[Flip] = []
     flipped: list[Flip] = []
@@ -158,7 +233,7 @@ def what_would_change(situation: Mapping[str, str], rules: Sequence[Rule], limit
         for value in defs.values[facet]:
             if situation.get(facet) == value:
                 continue
-            changed = combine({**situation, facet: value}, rules).value
+            changed = combine({**situation, facet: value}, rules, model).value
             if changed is not None and changed != current:
                 (flipped if facet in situation else added).append(Flip(facet, value, changed))
     return [*added, *flipped][:limit]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from app.advice.table import by_value, combine, undecided, what_would_change
+from app.advice.table import VerdictModel, by_value, combine, undecided, what_would_change
 from app.models import Change, FacetReading, Verdict, Vote
 from core.contract import Rule
 from core.situation import Reading, Situation, facets
@@ -132,15 +132,18 @@ def platform_label(value: str, language: str) -> str:
     return PLATFORM_LABELS["ja" if language == "ja" else "en"][value]
 
 
-def build_verdict(situation: Situation, rules: Sequence[Rule], language: str, always: bool = False) -> Verdict | None:
+def build_verdict(
+    situation: Situation, rules: Sequence[Rule], language: str, always: bool = False, model: VerdictModel | None = None
+) -> Verdict | None:
     """The verdict for a read situation under the rules (one version each, in the question's language);
     None when no stated facet decides anything (the answer then asks for the deciding facts), unless
     ``always`` (a question that asks for a platform): then ``depends`` on the facet that would decide it.
-    A ``depends`` lists what each value of its deciding facet gives first among what would change it."""
+    A ``depends`` lists what each value of its deciding facet gives first among what would change it.
+    ``model``: the fitted combiner of the rules' votes (``app.advice.table``), else the table alone."""
     values = situation.values()
-    outcome = combine(values, rules)
+    outcome = combine(values, rules, model)
     if outcome.value is None and always:
-        outcome = undecided(values, rules)
+        outcome = undecided(values, rules, model)
     if outcome.value is None:
         return None
     defs = facets()
@@ -154,9 +157,9 @@ def build_verdict(situation: Situation, rules: Sequence[Rule], language: str, al
         for f in defs.order
         for rule in _one_per_platform(outcome.votes.get(f, []))
     ]
-    flips = what_would_change(values, rules)
+    flips = what_would_change(values, rules, model=model)
     if outcome.value == "depends" and outcome.deciding:
-        options = by_value(values, rules, outcome.deciding)
+        options = by_value(values, rules, outcome.deciding, model)
         flips = [*options, *(f for f in flips if f.facet != outcome.deciding)][: max(3, len(options))]
     changes = [
         Change(facet=c.facet, value=c.value, condition=defs.values[c.facet][c.value].change[lang], verdict=c.verdict)

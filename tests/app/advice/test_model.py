@@ -16,8 +16,10 @@ from app.advice.features import (
     ngrams,
     selection_features,
 )
-from app.advice.fit import _compact, golden_files
+from app.advice.fit import Example, _compact, fit_verdict, golden_files, verdict_rows
 from app.advice.model import Linear
+from app.advice.table import combine, verdict_feature_names
+from core.contract import Rule
 
 
 def test_features_carry_the_scope_of_each_cue() -> None:
@@ -103,3 +105,54 @@ def test_fit_reads_the_train_and_dev_question_files_of_the_protocol_never_test(t
     )
     assert golden_files(tmp_path) == [("a.jsonl", "train"), ("b.jsonl", "dev"), ("c.jsonl", "dev")]
     assert golden_files(tmp_path / "missing") == []
+
+
+def test_the_shipped_verdict_combiner_reads_the_features_the_table_gives() -> None:
+    combiner = model.verdict_model()
+    assert combiner is not None
+    assert combiner.features == verdict_feature_names()  # a stale file would weigh the wrong votes
+    assert set(combiner.classes) == {"slurm", "kubernetes", "hybrid", "depends"}
+
+
+def test_fit_verdict_learns_the_votes_and_chooses_c_on_dev() -> None:
+    votes = [
+        ("slurm", {"deployment": "on_prem"}),
+        ("kubernetes", {"fleet": "elastic"}),
+        ("slurm", {"workload": "training"}),
+    ]
+    rules = [
+        Rule(
+            id=f"r{i}",
+            doc_id="d",
+            chunk_id=f"c{i}",
+            section="",
+            language="en",
+            condition="",
+            verdict=v,
+            quote="",
+            facets=f,  # type: ignore[arg-type]
+        )
+        for i, (v, f) in enumerate(votes)
+    ]
+    # the labels weigh an elastic fleet above a training-only workload, which the table calls a conflict
+    shapes = [
+        ({"deployment": "on_prem"}, "slurm"),
+        ({"fleet": "elastic"}, "kubernetes"),
+        ({"fleet": "elastic", "workload": "training"}, "kubernetes"),
+        ({"deployment": "on_prem", "workload": "training"}, "slurm"),
+    ]
+    rows = [
+        Example(f"text {i}", split, facets=dict(situation), asks=True, verdict=verdict)
+        for i, (split, (situation, verdict)) in enumerate(
+            (s, shape) for s in ["train"] * 6 + ["dev"] for shape in shapes
+        )
+    ]
+    data = verdict_rows(rows, lambda lang: rules)
+    assert len(data) == 7 * len(shapes)
+    log: list[str] = []
+    spec = fit_verdict(data, log)
+    combiner = Linear.from_json(spec)
+    situation = {"fleet": "elastic", "workload": "training"}
+    assert combine(situation, rules).value == "depends"  # the table alone
+    assert combine(situation, rules, combiner).value == "kubernetes"
+    assert "table alone" in log[0] and "dev 1.000" in log[0]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 
-from app.advice.table import applies, combine, votes, what_would_change
+from app.advice.table import applies, combine, verdict_feature_names, verdict_features, votes, what_would_change
 from core.contract import Rule
 from core.situation import facets
 
@@ -126,3 +127,47 @@ def test_rules_from_another_document_change_the_table() -> None:
     assert combine({"deployment": "on_prem"}, []).value is None
     flipped = [_rule(1, "kubernetes", deployment="on_prem")]
     assert combine({"deployment": "on_prem"}, flipped).value == "kubernetes"
+
+
+class Prefers:
+    """A stand-in fitted combiner that always prefers one class."""
+
+    def __init__(self, choice: str) -> None:
+        self.classes = ["depends", "hybrid", "kubernetes", "slurm"]
+        self.choice = choice
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        assert x.shape == (len(verdict_feature_names()),)
+        return np.asarray([0.7 if c == self.choice else 0.1 for c in self.classes])
+
+
+def test_the_combiner_may_pick_a_platform_a_stated_facet_votes_for() -> None:
+    situation = {"deployment": "cloud", "fleet": "elastic", "hpc_experience": "experienced"}
+    assert combine(situation, RULES).value == "depends"
+    assert combine(situation, RULES, Prefers("kubernetes")).value == "kubernetes"
+
+
+def test_the_combiner_never_picks_a_platform_no_stated_facet_votes_for() -> None:
+    situation = {"deployment": "on_prem"}
+    assert combine(situation, RULES, Prefers("kubernetes")).value == "slurm"  # no rule to quote: the table stands
+
+
+def test_a_combiner_that_says_depends_names_the_deciding_facet() -> None:
+    outcome = combine({"deployment": "on_prem", "priority": "integration"}, RULES, Prefers("depends"))
+    assert outcome.value == "depends"
+    assert outcome.deciding in {"deployment", "priority"}
+
+
+def test_the_combiner_gives_no_verdict_where_the_table_has_no_vote() -> None:
+    assert combine({"ops_team": "dedicated"}, RULES, Prefers("depends")).value is None
+    assert combine({}, RULES, Prefers("slurm")).value is None
+
+
+def test_verdict_features_say_which_platforms_each_facet_votes_for() -> None:
+    situation = {"deployment": "cloud", "fleet": "elastic", "workload": "training"}
+    outcome = combine(situation, RULES)
+    x = dict(zip(verdict_feature_names(), verdict_features(situation, outcome), strict=True))
+    assert x["vote_deployment_kubernetes"] == 1.0 and x["vote_deployment_slurm"] == 0.0
+    assert x["facets_for_kubernetes"] == 2.0  # deployment and fleet, through rules 2 and 10
+    assert x[f"table_{outcome.value or 'none'}"] == 1.0
+    assert sum(x[f"table_{o}"] for o in ("slurm", "kubernetes", "hybrid", "depends", "none")) == 1.0
