@@ -171,3 +171,14 @@ def test_verdict_features_say_which_platforms_each_facet_votes_for() -> None:
     assert x["facets_for_kubernetes"] == 2.0  # deployment and fleet, through rules 2 and 10
     assert x[f"table_{outcome.value or 'none'}"] == 1.0
     assert sum(x[f"table_{o}"] for o in ("slurm", "kubernetes", "hybrid", "depends", "none")) == 1.0
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_the_shipped_combiner_keeps_each_rules_own_situation(rule: Rule) -> None:
+    # a situation that is exactly one rule's condition gets what the table gives it ("on-prem" → Slurm)
+    from app.advice.model import verdict_model
+
+    combiner = verdict_model()
+    assert combiner is not None
+    situation = dict(rule.facets)
+    assert combine(situation, RULES, combiner).value == combine(situation, RULES).value
