@@ -169,11 +169,10 @@ class Advisor:
         if query and content_tokens(query):
             t0 = time.perf_counter()
             query = correct(query, snap.frequency)
-            self.embeddings.prepare_queries(
-                [*self.retriever.query_texts(query, mode), *self.reader.query_texts(turn.focus, turn.history)]
-            )
+            forms = self.retriever.forms(query)
+            self.embeddings.prepare_queries([*forms.embedded(mode), *self.reader.query_texts(turn.focus, turn.history)])
             timings["prepare_queries"] = _ms(t0)
-            ranked = self.retriever.retrieve(query, k * CANDIDATE_FACTOR, mode, timings, snap)
+            ranked = self.retriever.retrieve(query, k * CANDIDATE_FACTOR, mode, timings, snap, forms)
             substantive = [p for p in one_per_section(ranked, language, snap) if not only_file_notes(p)]
             passages = with_originals(self._continue_lead_ins(substantive[:k], snap), snap)
             timings["retrieve"] = _ms(t0)

@@ -65,6 +65,12 @@ class QueryForms:
     dense: str  # with same-language synonyms only
     english: str  # a Japanese query's English side ("" for other languages)
 
+    def embedded(self, mode: Mode = "hybrid") -> list[str]:
+        """The texts ``Retriever.retrieve`` embeds in ``mode`` (for ``AdvisorEmbeddings.prepare_queries``)."""
+        if mode == "bm25":
+            return []
+        return [self.dense, self.english] if mode == "hybrid" and self.english.strip() else [self.dense]
+
 
 class Retriever:
     def __init__(
@@ -154,13 +160,6 @@ class Retriever:
             english=english,
         )
 
-    def query_texts(self, query: str, mode: Mode = "hybrid") -> list[str]:
-        """The texts ``retrieve`` will embed for ``query`` (for ``AdvisorEmbeddings.prepare_queries``)."""
-        if mode == "bm25":
-            return []
-        forms = self.forms(query)
-        return [forms.dense, forms.english] if mode == "hybrid" and forms.english.strip() else [forms.dense]
-
     def retrieve(
         self,
         query: str,
@@ -168,14 +167,16 @@ class Retriever:
         mode: Mode = "hybrid",
         timings: dict[str, float] | None = None,
         snap: Snapshot | None = None,
+        forms: QueryForms | None = None,
     ) -> list[Passage]:
         """Top ``k`` passages for ``query``; per-stage milliseconds go into ``timings`` when given.
 
         ``snap`` is the index state the caller answers from (one per question); None reads the current one.
+        ``forms``: ``self.forms(query)`` when the caller has it already (it named their texts to the embedder).
         """
         clock = _Clock(timings)
         snap = snap or self.snapshot()
-        forms = self.forms(query)
+        forms = forms or self.forms(query)
         language, bm25_query, dense_query = forms.language, forms.bm25, forms.dense
         n = max(k, self.settings.retrieval.candidates)
         dense: list[tuple[str, float]] = []
