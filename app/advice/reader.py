@@ -63,7 +63,7 @@ class SituationReader:
     def similarity(self, clause: str) -> Mapping[tuple[str, str], float]:
         """Standardised similarity of a clause to every facet value; empty for short clauses or when the
         best value does not stand out (most clauses of a question state no facet at all)."""
-        if self.embeddings is None or len(content_tokens(clause)) < MIN_CLAUSE_WORDS:
+        if self.embeddings is None or not _scored(clause):
             return {}
         table = self._descriptions()
         keys = list(table)
@@ -78,7 +78,7 @@ class SituationReader:
     def value_scores(self, clause: str) -> Mapping[tuple[str, str], float]:
         """Every facet value's similarity to a clause, standardised over all values (z-scores): the fitted
         reader's similarity features. Empty without an embedder or for a clause of a word or two."""
-        if self.embeddings is None or len(content_tokens(clause)) < MIN_CLAUSE_WORDS:
+        if self.embeddings is None or not _scored(clause):
             return {}
         with self._lock:
             cached = self._scores.get(clause)
@@ -129,7 +129,7 @@ class SituationReader:
         turns = [question, *earlier]
         with self._lock:
             scored = set(self._scores)
-        parts = [c for t in turns for c in clauses(t) if len(content_tokens(c)) >= MIN_CLAUSE_WORDS]
+        parts = [c for t in turns for c in clauses(t) if _scored(c)]
         return [*turns, *(c for c in parts if c not in scored)]  # the choice similarity, then the facet values'
 
     def selection_turns(self, history: Sequence[str]) -> list[str]:
@@ -161,6 +161,11 @@ class SituationReader:
         for text in [*earlier, question]:
             situation = situation.merged(self.read(text))
         return situation
+
+
+def _scored(clause: str) -> bool:
+    """A clause long enough for the embedder's similarity to the facet values to mean something."""
+    return len(content_tokens(clause)) >= MIN_CLAUSE_WORDS
 
 
 def description_floor(vectors: np.ndarray) -> float:
