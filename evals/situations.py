@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from app.advice.fit import Example, load_examples
-from app.advice.model import NONE
-from app.advice.reader import SituationReader, rules_for, verdict_for
+from app.advice.model import NONE, verdict_model
+from app.advice.reader import SituationReader, rules_for
 from app.advice.verdict import build_verdict, is_selection_question
 from app.retrieval.snapshot import Snapshot
 from core.situation import Situation, facets, read
@@ -160,21 +160,15 @@ def _verdicts(
 ) -> list[bool]:
     """Per selection text with a labelled verdict: is its verdict right (the fitted combiner of the rules'
     votes, or the verdict table alone)?"""
-    from app.advice.fit import EVALS, _jsonl
-
-    expected = {row["text"]: row.get("verdict") for row in _jsonl(EVALS / "situations.jsonl")}
+    model = verdict_model() if combiner else None
     hits = []
     for r in situations:
-        want = expected.get(r.text)
-        if not r.asks or not want:
+        if not r.asks or not r.verdict:
             continue
-        verdict = None
-        if asks[r.text]:
-            situation = read_texts[r.text]
-            verdict = (
-                verdict_for(situation, r.lang, snap, always=True)
-                if combiner
-                else build_verdict(situation, rules_for(r.lang, snap), r.lang, always=True)
-            )
-        hits.append(verdict is not None and verdict.value == want)
+        verdict = (
+            build_verdict(read_texts[r.text], rules_for(r.lang, snap), r.lang, always=True, model=model)
+            if asks[r.text]
+            else None
+        )
+        hits.append(verdict is not None and verdict.value == r.verdict)
     return hits
