@@ -38,7 +38,7 @@ from app.advice.features import (
 )
 from app.advice.model import MODEL_PATH, NONE, Linear, SituationModel, carrier_clause, read, supporting_cue
 from app.advice.reader import SituationReader
-from app.advice.table import OUTCOMES, table, verdict_feature_names, verdict_features
+from app.advice.table import table, verdict_feature_names, verdict_features
 from core.contract import Rule
 from core.settings import PROJECT_ROOT, Settings, settings_or_exit
 from core.situation import candidates, facets
@@ -318,29 +318,42 @@ def _choose_selection(data: list[tuple[np.ndarray, bool, str]], log: list[str], 
     return spec
 
 
-def verdict_rows(rows: list[Example], rules: Callable[[str], Sequence[Rule]]) -> list[tuple[np.ndarray, str, str]]:
-    """(features, verdict, split) of every labelled situation that asks for a platform, read from its labels
-    (the combiner learns the rules' votes → a verdict; reading the text is the facet models' part)."""
+@dataclass(frozen=True)
+class VerdictRow:
+    """One labelled situation for the verdict combiner: its features, its verdict, its split, and what the
+    table alone gives it (the baseline the fit reports)."""
+
+    x: np.ndarray
+    verdict: str
+    split: str
+    table: str
+
+
+def verdict_rows(rows: list[Example], rules: Callable[[str], Sequence[Rule]]) -> list[VerdictRow]:
+    """Every labelled situation that asks for a platform, read from its labels (the combiner learns the rules'
+    votes → a verdict; reading the text is the facet models' part)."""
     out = []
     for r in rows:
         if not r.verdict or not r.asks or r.earlier or not r.facets:
             continue
         situation = {f: v for f, v in r.facets.items() if v and v != NONE}
         outcome = table(situation, rules(r.lang))
-        out.append((np.asarray(verdict_features(situation, outcome)), r.verdict, r.split))
+        out.append(
+            VerdictRow(np.asarray(verdict_features(situation, outcome)), r.verdict, r.split, outcome.value or NONE)
+        )
     return out
 
 
-def fit_verdict(data: list[tuple[np.ndarray, str, str]], log: list[str]) -> dict[str, Any]:
+def fit_verdict(data: list[VerdictRow], log: list[str]) -> dict[str, Any]:
     """The combiner of the rules' votes: C chosen on dev log-loss (accuracy ties across most C on ~60 texts).
 
     The classes keep their share: weighted to balance, the few "depends" labels outweighed a lone vote, and
     "on-prem" alone, the article's plainest Slurm case, became "depends"."""
-    xt = np.stack([x for x, _, s in data if s == "train"])
-    yt = [y for _, y, s in data if s == "train"]
-    xd = np.stack([x for x, _, s in data if s == "dev"])
-    yd = [y for _, y, s in data if s == "dev"]
-    table_dev = float(np.mean([_table_verdict(x) == y for x, y in zip(xd, yd, strict=True)]))
+    train = [d for d in data if d.split == "train"]
+    dev = [d for d in data if d.split == "dev"]
+    xt, yt = np.stack([d.x for d in train]), [d.verdict for d in train]
+    xd, yd = np.stack([d.x for d in dev]), [d.verdict for d in dev]
+    table_dev = float(np.mean([d.table == d.verdict for d in dev]))
     best: tuple[float, dict[str, Any]] | None = None
     for c in C_GRID:
         spec = _fit_linear(xt, yt, c, balanced=False)
@@ -349,11 +362,11 @@ def fit_verdict(data: list[tuple[np.ndarray, str, str]], log: list[str]) -> dict
             best = (loss, spec)
     assert best is not None
     spec = {**best[1], "features": verdict_feature_names(), "threshold": 0.0}
-    train, dev = (
+    train_acc, dev_acc = (
         float(np.mean([p == y for p, y in zip(_predict(spec, x), y, strict=True)])) for x, y in ((xt, yt), (xd, yd))
     )
-    log.append(f"{'verdict':15} C={spec['C']:<5}          train {train:.3f}  dev {dev:.3f}  (table alone: dev "
-               f"{table_dev:.3f}; dev log-loss {best[0]:.3f}; n={len(yt)}/{len(yd)})")  # fmt: skip
+    log.append(f"{'verdict':15} C={spec['C']:<5}          train {train_acc:.3f}  dev {dev_acc:.3f}  (table alone: "
+               f"dev {table_dev:.3f}; dev log-loss {best[0]:.3f}; n={len(yt)}/{len(yd)})")  # fmt: skip
     return spec
 
 
@@ -367,12 +380,6 @@ def _log_loss(spec: dict[str, Any], x: np.ndarray, y: list[str]) -> float:
             ]
         )
     )
-
-
-def _table_verdict(x: np.ndarray) -> str:
-    """The table's own verdict, read back from its one-hot features."""
-    names = verdict_feature_names()
-    return next((o for o in OUTCOMES if x[names.index(f"table_{o}")] > 0), "none")
 
 
 def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[str]:
