@@ -136,9 +136,9 @@ def refit_outcome(outcome: Outcome, situation: Mapping[str, str], model: Verdict
     """The fitted combiner's verdict over the table's votes, where it may stand (see the module's note)."""
     p = model.probabilities(np.asarray(verdict_features(situation, outcome)))
     chosen = model.classes[int(np.argmax(p))]
-    per_facet = _platforms(outcome.votes)
     if chosen == outcome.value:
         return outcome
+    per_facet = _platforms(outcome.votes)
     if chosen == "depends":
         deciding = outcome.deciding or _deciding(per_facet)
         return Outcome("depends", outcome.votes, deciding) if deciding else outcome
