@@ -47,6 +47,9 @@ class IndexMeta(BaseModel):
     # what read facts out of the chunks (ingest.facts.FACTS_VERSION): a change rebuilds the chunk metadata,
     # not the vectors (the embedding cache holds them); an index built before facts existed reads as ""
     facts: str = ""
+    # what the unit vectors were built with (ingest.unit_vectors.UNITS_VERSION); "" before they existed, so
+    # the next ingest adds them (chunk vectors come from the embedding cache)
+    units: str = ""
 
     def to_metadata(self) -> dict[str, Any]:
         return self.model_dump()

@@ -1,4 +1,4 @@
-"""Small numeric helpers every stage shares (pure): a percentile and a row-wise cosine similarity.
+"""Small numeric helpers every stage shares (pure): a percentile, a row-wise cosine similarity, unit-length rows.
 
 ``percentile`` interpolates linearly between the two nearest ranks (numpy's default), so evals and the
 benchmarks report latencies the same way. ``cosine_rows`` scores each row of a matrix against one vector;
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["cosine_rows", "percentile"]
+__all__ = ["cosine_rows", "normalise_rows", "percentile"]
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -50,3 +50,16 @@ def cosine_rows(matrix: npt.ArrayLike, vector: npt.ArrayLike) -> npt.NDArray[np.
     norms = np.linalg.norm(rows, axis=1) * np.linalg.norm(query)
     dots = rows @ query
     return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
+
+
+def normalise_rows(matrix: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    """Every row of ``matrix`` scaled to unit length (a zero row stays zero).
+
+    >>> normalise_rows([[3.0, 4.0], [0.0, 0.0]]).tolist()
+    [[0.6, 0.8], [0.0, 0.0]]
+    """
+    rows = np.asarray(matrix, dtype=np.float64)
+    if rows.size == 0:
+        return rows
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)

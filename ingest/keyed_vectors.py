@@ -64,6 +64,19 @@ class KeyedVectors:
             for i, key in enumerate(got["ids"]):
                 yield key, dict(metas[i] or {}) if i < len(metas) else {}
 
+    def vectors(self) -> tuple[list[str], np.ndarray]:
+        """Every key and its vector (rows in key order of the pages), read in pages."""
+        keys: list[str] = []
+        rows: list[np.ndarray] = []
+        total = self.count()
+        for offset in range(0, total, _BATCH * 4):
+            got = self._col.get(limit=_BATCH * 4, offset=offset, include=["embeddings"])
+            embs = got.get("embeddings")
+            keys.extend(got["ids"])
+            if embs is not None and len(embs):
+                rows.append(np.asarray(embs, dtype=np.float32))
+        return keys, (np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32))
+
     def delete(self, keys: Sequence[str]) -> None:
         for start in range(0, len(keys), _BATCH):
             self._col.delete(ids=list(keys[start : start + _BATCH]))

@@ -36,6 +36,7 @@ from ingest.chroma_client import SQLITE, file_id, friendly_error, is_not_found, 
 from ingest.keyed_vectors import KeyedVectors
 
 __all__ = [
+    "UNITS_SUFFIX",
     "DenseHit",
     "Generation",
     "IndexInfo",
@@ -49,6 +50,9 @@ __all__ = [
 ]
 
 _COPY_BATCH = 500
+# A generation's unit vectors (``ingest.unit_vectors``) live in ``<generation>-units``, made, published and
+# pruned with it.
+UNITS_SUFFIX = "-units"
 
 
 def _to_stored(chunk_id: str, text: str | None, meta: Any) -> StoredChunk:
@@ -327,7 +331,8 @@ class Store:
         removed: list[str] = []
         for col in self.client.list_collections():
             name = col.name if hasattr(col, "name") else str(col)
-            if name.startswith(f"{self.name}-g") and name not in (live, keep_previous):
+            generation = name.removesuffix(UNITS_SUFFIX)
+            if name.startswith(f"{self.name}-g") and generation not in (live, keep_previous):
                 self.client.delete_collection(name)
                 removed.append(name)
         return removed
@@ -337,6 +342,20 @@ class Store:
         pointer = self._pointer()
         if pointer is not None:
             pointer.modify(metadata={**dict(pointer.metadata or {}), **_status(stale, unaligned)})
+
+    def unit_vectors(self, generation: str, create: bool = False) -> KeyedVectors | None:
+        """A generation's unit vectors (``ingest.unit_vectors``): made when ``create``, else None where an index
+        built before them has none."""
+        self.check()
+        name = generation + UNITS_SUFFIX
+        try:
+            if create:
+                return KeyedVectors(self.client.get_or_create_collection(name, embedding_function=None))
+            return KeyedVectors(self.client.get_collection(name, embedding_function=None))
+        except Exception as exc:
+            if is_not_found(exc):
+                return None
+            raise friendly_error(exc, self.index_dir) from exc
 
     def keyed_vectors(self, suffix: str) -> KeyedVectors:
         """The key → vector collection ``<name>-<suffix>`` beside the index, created when missing."""

@@ -33,6 +33,7 @@ from ingest.cli import main as ingest_main
 from ingest.embed_cache import CACHE_FILE, EmbeddingCache, SqliteVectors, cache_key, checksum
 from ingest.indexer import IngestReport, run_ingest
 from ingest.store import Store, StoredChunk
+from ingest.unit_vectors import unit_texts
 
 
 def live_chunks(settings: Settings) -> list[tuple[StoredChunk, list[float]]]:
@@ -72,11 +73,12 @@ def test_rebuild_of_an_unchanged_corpus_embeds_nothing(
     monkeypatch.setattr("ingest.cli.make_embeddings", lambda s: embeddings)
     assert ingest_main(["--json"]) == 0
     first = json.loads(capsys.readouterr().out)
-    assert first["embedded"] == first["cache_misses"] == first["chunks_total"] == embeddings.calls > 0
+    assert first["embedded"] == first["cache_misses"] == first["chunks_total"] > 0
+    assert embeddings.calls == first["embedded"] + first["units_embedded"]  # chunks, then their evidence units
     assert ingest_main(["--rebuild", "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert (again["embedded"], again["cache_hits"], again["cache_misses"]) == (0, first["chunks_total"], 0)
-    assert embeddings.calls == first["chunks_total"]
+    assert again["units_embedded"] == 0 and embeddings.calls == first["chunks_total"] + first["units_embedded"]
     assert ingest_main(["--rebuild"]) == 0
     assert f"0 embedded (cache: {first['chunks_total']} hits, 0 misses)" in capsys.readouterr().out
     assert_vectors_are_fresh(settings)
@@ -148,12 +150,13 @@ def test_the_cache_is_bounded_but_keeps_the_live_generation(settings: Settings) 
     path = settings.index.index_dir / CACHE_FILE
     embeddings = FakeEmbeddings()
     first = run_ingest(settings, embeddings, cache=EmbeddingCache(embeddings.spec, SqliteVectors(path), max_entries=3))
-    assert len(cache_rows(settings)) == first.chunks_total > 3  # the live generation is never evicted
+    assert len(cache_rows(settings)) == first.chunks_total + first.units > 3  # the live generation is never evicted
     doc = settings.index.corpus_dir / "gateway-en.md"
     doc.write_text(doc.read_text(encoding="utf-8").replace("512 MB", "640 MB"), encoding="utf-8")
     second = run_ingest(settings, embeddings, cache=EmbeddingCache(embeddings.spec, SqliteVectors(path), max_entries=3))
     assert second.embedded > 0
-    live_keys = {cache_key(embeddings.spec, embed_text(c)) for c, _ in live_chunks(settings)}
+    chunks = [c for c, _ in live_chunks(settings)]
+    live_keys = {cache_key(embeddings.spec, t) for t in [*map(embed_text, chunks), *unit_texts(chunks)]}
     assert set(cache_rows(settings)) == live_keys  # the replaced texts' entries went
 
 
@@ -184,7 +187,8 @@ def test_a_corrupted_entry_is_a_miss_never_a_vector(
         db.execute("UPDATE vectors SET vector = ? WHERE key = ?", (rows[cut][0][:-6], cut))  # a torn write
     calls = embeddings.calls
     report = run_ingest(settings, embeddings, rebuild=True)
-    assert (report.embedded, report.cache_hits, embeddings.calls - calls) == (2, first.chunks_total - 2, 2)
+    assert report.embedded + report.units_embedded == embeddings.calls - calls == 2  # chunk or unit entries
+    assert report.cache_hits == first.chunks_total - report.embedded
     assert_vectors_are_fresh(settings)
     assert cache_rows(settings)[flipped] == rows[flipped]  # replaced by the re-embedded vector
 

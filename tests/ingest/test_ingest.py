@@ -21,7 +21,8 @@ from core.settings import Settings
 from ingest.cli import main
 from ingest.documents import load_corpus
 from ingest.indexer import IngestError, IngestReport, chunk_document, run_ingest
-from ingest.store import Generation, Store, StoredChunk
+from ingest.store import UNITS_SUFFIX, Generation, Store, StoredChunk
+from ingest.unit_vectors import unit_key, unit_texts
 
 JSON_KEYS = {
     "docs_added",
@@ -32,6 +33,8 @@ JSON_KEYS = {
     "embedded",
     "cache_hits",
     "cache_misses",
+    "units",
+    "units_embedded",
     "seconds",
     "translations_stale",
     "translations_unaligned",
@@ -58,7 +61,8 @@ def live(settings: Settings) -> Generation:
 
 
 def collection_names(settings: Settings) -> set[str]:
-    return {c.name for c in Store.open(settings).client.list_collections()}
+    """The collections, a generation's unit vectors counted with it."""
+    return {c.name.removesuffix(UNITS_SUFFIX) for c in Store.open(settings).client.list_collections()}
 
 
 def chunks_of(gen: Generation) -> list[StoredChunk]:
@@ -93,7 +97,8 @@ def test_first_ingest_indexes_both_documents(settings: Settings, ingested: tuple
     embeddings, report = ingested
     assert (report.docs_added, report.docs_updated, report.docs_deleted) == (2, 0, 0)
     assert report.chunks_total > 0
-    assert report.embedded == report.chunks_total == embeddings.calls
+    assert report.embedded == report.chunks_total
+    assert embeddings.calls == report.embedded + report.units_embedded and report.units_embedded == report.units > 0
     gen = live(settings)
     assert gen.name == report.generation
     chunks = chunks_of(gen)
@@ -105,6 +110,8 @@ def test_first_ingest_indexes_both_documents(settings: Settings, ingested: tuple
     assert info is not None
     assert (info.documents, info.chunks, info.meta.embedder) == (2, report.chunks_total, "fake:128")
     assert collection_names(settings) == {settings.index.collection, gen.name}
+    units = Store.open(settings).unit_vectors(gen.name)
+    assert units is not None and units.count() == report.units
     assert "Minor releases ship three times a year." in " ".join(top_texts(settings, embeddings, "minor releases"))
 
 
@@ -118,6 +125,34 @@ def test_a_no_op_reingest_embeds_nothing(settings: Settings, ingested: tuple[Fak
     assert again.generation == first.generation
     assert again.chunks_total == first.chunks_total
     assert not again.rebuilt
+
+
+def test_every_unit_of_the_index_has_its_own_vector(
+    settings: Settings, ingested: tuple[FakeEmbeddings, IngestReport]
+) -> None:
+    _, report = ingested
+    gen = live(settings)
+    texts = unit_texts(chunks_of(gen))
+    assert len(texts) == report.units > report.chunks_total  # a chunk holds several units
+    table = Store.open(settings).unit_vectors(gen.name)
+    assert table is not None
+    keys, matrix = table.vectors()
+    assert sorted(keys) == sorted(unit_key(t) for t in texts)
+    expected = dict(zip(map(unit_key, texts), FakeEmbeddings().embed_documents(texts), strict=True))
+    for key, row in zip(keys, matrix, strict=True):
+        assert row == pytest.approx(expected[key], abs=1e-6)
+
+
+def test_a_changed_document_embeds_only_its_new_units(
+    settings: Settings, ingested: tuple[FakeEmbeddings, IngestReport]
+) -> None:
+    embeddings, _ = ingested
+    old = set(unit_texts(chunks_of(live(settings))))
+    doc = settings.index.corpus_dir / "gateway-en.md"
+    doc.write_text(doc.read_text(encoding="utf-8").replace("512 MB", "640 MB"), encoding="utf-8")
+    report = run_ingest(settings, embeddings)
+    new = unit_texts(chunks_of(live(settings)))
+    assert 0 < report.units_embedded == len(set(new) - old) < report.units == len(new)
 
 
 def test_changing_one_document_re_embeds_only_its_changed_chunks(
@@ -141,7 +176,7 @@ def test_changing_one_document_re_embeds_only_its_changed_chunks(
     chunks, vectors = live(settings).all_chunks(with_embeddings=True)
     # Only the gateway's chunks whose text changed are embedded; its other chunks come from the cache.
     changed = {embed_text(c) for c in chunks if c.doc_id == "gateway-en"} - before_texts
-    assert 0 < report.embedded == len(changed) == embeddings.calls - calls < gateway_chunks
+    assert 0 < report.embedded == len(changed) == embeddings.calls - calls - report.units_embedded < gateway_chunks
     assert (report.cache_hits, report.cache_misses) == (gateway_chunks - len(changed), len(changed))
     assert len({c.id for c in chunks}) == len(chunks) == report.chunks_total
     all_text = "\n".join(c.text for c in chunks)
@@ -187,7 +222,7 @@ def test_adding_a_document_embeds_only_the_new_one(
     report = run_ingest(settings, embeddings)
     new_chunks = doc_chunk_count(settings, "storage-en")
     assert (report.docs_added, report.docs_unchanged) == (1, 2)
-    assert report.embedded == embeddings.calls - calls == new_chunks
+    assert report.embedded == embeddings.calls - calls - report.units_embedded == new_chunks
     assert report.chunks_total == first.chunks_total + new_chunks
     assert "parallel filesystem" in top_texts(settings, embeddings, "checkpoints parallel filesystem", k=1)[0]
 
@@ -199,7 +234,7 @@ def test_a_different_embedder_rebuilds_from_scratch(
     other = FakeEmbeddings(dim=64)
     report = run_ingest(settings, other)
     assert report.rebuilt
-    assert report.embedded == other.calls == report.chunks_total == first.chunks_total
+    assert report.embedded == other.calls - report.units_embedded == report.chunks_total == first.chunks_total
     assert report.docs_added == 2  # nothing is carried over from an incompatible generation
     gen = live(settings)
     assert gen.meta is not None and gen.meta.embedder == "fake:64"

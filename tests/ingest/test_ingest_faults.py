@@ -23,7 +23,7 @@ from fakes import FakeEmbeddings
 from core.settings import Settings
 from ingest.cli import main
 from ingest.indexer import IngestReport, run_ingest
-from ingest.store import Generation, IndexUnavailable, Store, StoredChunk
+from ingest.store import UNITS_SUFFIX, Generation, IndexUnavailable, Store, StoredChunk
 
 # Run by the child: ingest with either a slow embedder or a slow store write, touching a marker file
 # as soon as the phase under test has started. argv: corpus index marker phase
@@ -79,7 +79,8 @@ def live(settings: Settings) -> Generation:
 
 
 def names(store: Store) -> set[str]:
-    return {c.name for c in store.client.list_collections()}
+    """The collections, a generation's unit vectors counted with it."""
+    return {c.name.removesuffix(UNITS_SUFFIX) for c in store.client.list_collections()}
 
 
 def change_corpus(corpus: Path) -> None:

@@ -170,7 +170,7 @@ def test_ingest_goes_to_the_server_not_to_a_local_folder(server_settings: Settin
     embeddings = FakeEmbeddings()
     report = run_ingest(server_settings, embeddings)
     assert (report.docs_added, report.docs_updated, report.docs_deleted) == (2, 0, 0)
-    assert report.chunks_total == report.embedded == embeddings.calls > 0
+    assert report.chunks_total == report.embedded == embeddings.calls - report.units_embedded > 0
     assert not server_settings.index.index_dir.exists()  # nothing was written to the embedded folder
     # A separate client sees the pointer and the generation it names on the server.
     assert server_settings.index.chroma_host is not None
@@ -203,7 +203,7 @@ def test_incremental_reingest_through_the_server(server_settings: Settings) -> N
     gateway = [c for c in chunks if c.doc_id == "gateway-en"]
     rewritten = [c for c in gateway if "4096 MB" in c.text]
     # only the changed document is chunked again, and only its changed chunk is embedded (the rest: cache)
-    assert changed.embedded == len(rewritten) == embeddings.calls - calls == 1
+    assert changed.embedded == len(rewritten) == embeddings.calls - calls - changed.units_embedded == 1
     assert changed.cache_hits == len(gateway) - 1
     assert changed.chunks_total == len(chunks) == first.chunks_total
     assert "4096 MB" in Advisor(server_settings, embeddings).ask(EN_QUESTION).answer
@@ -215,12 +215,14 @@ def test_moving_an_embedded_index_to_a_server_re_embeds_nothing(settings: Settin
     folder = settings.index.index_dir
     before = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
     moved = run_ingest(server_settings, embeddings)  # same corpus and index folder, a Chroma host set
-    assert (moved.embedded, moved.cache_hits, embeddings.calls) == (0, local.chunks_total, local.chunks_total)
+    assert (moved.embedded, moved.cache_hits, moved.units_embedded) == (0, local.chunks_total, 0)
+    assert embeddings.calls == local.chunks_total + local.units_embedded  # the local ingest's, none after
     assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == before  # the folder is read, never written
     # The server now holds the vectors itself: without the folder, a rebuild still embeds nothing.
     shutil.rmtree(folder)
     again = run_ingest(server_settings, embeddings, rebuild=True)
-    assert (again.embedded, again.cache_hits, embeddings.calls) == (0, local.chunks_total, local.chunks_total)
+    assert (again.embedded, again.cache_hits, again.units_embedded) == (0, local.chunks_total, 0)
+    assert embeddings.calls == local.chunks_total + local.units_embedded
     assert not folder.exists()
     assert server_settings.index.chroma_host is not None
     names = {c.name for c in http_client(server_settings.index.chroma_host, server_settings.index.chroma_port)
