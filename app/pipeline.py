@@ -35,7 +35,7 @@ from app.answer.evidence import (
     score_passages,
     split_units,
 )
-from app.answer.features import Candidates, candidates
+from app.answer.features import Candidates, DenseSims, candidates
 from app.answer.guard import QuestionError, strip_injection, validate_question
 from app.answer.locate import Located, PartQuery, cover_parts, locate, part_query
 from app.answer.question import analyse
@@ -60,12 +60,13 @@ from app.retrieval.companions import one_per_section, with_originals
 from app.retrieval.retriever import Mode, Retriever
 from app.retrieval.snapshot import Snapshot
 from app.retrieval.spelling import correct
+from app.retrieval.unit_vectors import UnitVectors, cosines
 from core.contract import DocumentInfo, IndexInfo, Rule, StoredChunk, contextual_text
 from core.numeric import cosine_rows
 from core.settings import Settings
 from core.situation import Situation
 from core.text import content_tokens, detect_language, question_language
-from core.units import Unit
+from core.units import Unit, unit_embedding_text
 from ingest.embeddings import AdvisorEmbeddings, make_embeddings
 
 __all__ = ["Advisor", "QuestionError", "strip_injection", "validate_question"]
@@ -82,6 +83,7 @@ class Advisor:
         self.embeddings = embeddings or make_embeddings(settings)
         self.retriever = Retriever(settings, self.embeddings)
         self.reader = SituationReader(self.embeddings)
+        self.unit_vectors = UnitVectors(self.embeddings)
         self.selector = with_bar(load_selector(), settings.answer.answerable_bar) if settings.answer.selector else None
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -183,26 +185,43 @@ class Advisor:
         unit with its features (``evals.fit`` labels and fits on these)."""
         text, language, snap, turn, query, passages = self._prepare(question, history, None, "hybrid", {})
         r = self._decide(turn, query, language, passages, snap)
-        return Inspection(text, language, passages, r, self._candidates(r, turn, query, language, passages))
+        return Inspection(text, language, passages, r, self._candidates(r, turn, query, language, passages, snap))
 
-    def _choose(self, r: _Reading, turn: Resolved, query: str, language: str, passages: list[Passage]) -> Choice | None:
+    def _choose(
+        self, r: _Reading, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
+    ) -> Choice | None:
         """The fitted selector's reading of this question's candidates (None without a model or passages)."""
         if self.selector is None or not passages or not query:
             return None
-        cands = self._candidates(r, turn, query, language, passages)
+        cands = self._candidates(r, turn, query, language, passages, snap)
         return choose(
             self.selector, cands, r.typed, r.queries, typed_text(turn, query), len(r.missing), r.support,
             r.decision.text is None, r.located, asks_housekeeping(turn.focus),
         )  # fmt: skip
 
     def _candidates(
-        self, r: _Reading, turn: Resolved, query: str, language: str, passages: list[Passage]
+        self, r: _Reading, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
     ) -> Candidates:
         focus = strip_injection(turn.focus) if turn.context else query
         return candidates(
             r.typed, r.queries, typed_text(turn, query), language, r.evidence, passages, r.located, r.covering,
-            is_howto_question(focus),
+            is_howto_question(focus), self._dense_sims(r, query, passages, snap),
         )  # fmt: skip
+
+    def _dense_sims(self, r: _Reading, query: str, passages: list[Passage], snap: Snapshot) -> DenseSims:
+        """The embedder's cosine of every candidate unit to the question (its best retrieval form) and to each
+        part; the unit vectors come from ingest."""
+        units = [u for u in r.evidence.units if u.passage < len(passages)]
+        parts = [q.part.text for q in r.queries] or [query]
+        if not units:
+            return DenseSims(np.zeros(0), np.zeros((len(parts), 0)))
+        forms = self.retriever.forms(query).embedded("hybrid")
+        self.embeddings.prepare_queries([*forms, *parts])
+        vectors = self.unit_vectors.vectors(
+            snap.units, [unit_embedding_text(u, passages[u.passage].section) for u in units]
+        )
+        whole = cosines(vectors, [self.embeddings.embed_query(t) for t in forms]).max(axis=0)
+        return DenseSims(whole, cosines(vectors, [self.embeddings.embed_query(t) for t in parts]))
 
     def answer_from_passages(self, question: str, passages: list[Passage]) -> Answer:
         """Extractive answer over passages from any retriever (evals use it to compare retrievers fairly).
@@ -314,7 +333,7 @@ class Advisor:
         self, question: str, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
     ) -> Answer:
         r = self._decide(turn, query, language, passages, snap)
-        choice = self._choose(r, turn, query, language, passages)
+        choice = self._choose(r, turn, query, language, passages, snap)
         if choice is not None and self.selector is not None and r.situation is None:
             r.decision = settle(r.decision, choice, self.selector, r.typed, language, snap.known_words)
         if r.decision.text is not None:

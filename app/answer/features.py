@@ -47,18 +47,28 @@ TYPES = ("api_version", "flag", "key", "default", "version", "date", "command", 
 OTHER_TYPES = ("procedure", "reason", "list", "yes_no", "comparison", "fact", "selection")
 UNIT_FEATURES = (
     "ev", "ev_rank", "lex", "lex_ctx", "lex_section", "rel", "dense", "prank", "upos", "chars", "lead_in",
-    "lang_match", "translation", "housekeeping", "located_any", "covering", "n_parts", "cross_lang",
+    "lang_match", "translation", "housekeeping", "located_any", "covering", "n_parts", "cross_lang", "udense",
     *(f"kind_{k}" for k in KINDS), *(f"q_{t}" for t in TYPES), *(f"q_{t}" for t in OTHER_TYPES),
 )  # fmt: skip
 PART_FEATURES = (
     "p_attr", "p_overall", "p_keys", "p_has_value", "p_n_values", "p_qual", "p_about", "p_located",
-    "p_value_type", "p_span_about", "p_attr_empty",
+    "p_value_type", "p_span_about", "p_attr_empty", "p_udense",
 )  # fmt: skip
 # A pointwise model sees one unit at a time; these say how a unit compares with the other candidates of the
 # same question: its value as a share of the question's best, and its rank (1 / (1 + rank)).
-RELATIVE = ("ev", "lex", "lex_ctx", "p_attr", "p_overall", "p_keys", "dense", "rel", "p_span_about")
+RELATIVE = (
+    "ev", "lex", "lex_ctx", "p_attr", "p_overall", "p_keys", "dense", "rel", "p_span_about", "udense", "p_udense",
+)  # fmt: skip
 FEATURES = UNIT_FEATURES + PART_FEATURES + tuple(f"{name}_{how}" for name in RELATIVE for how in ("share", "rank"))
 _ABSOLUTE = {name: i for i, name in enumerate(UNIT_FEATURES + PART_FEATURES)}
+
+
+@dataclass(frozen=True)
+class DenseSims:
+    """The embedder's cosine of each candidate unit to the question (its best form) and to each part."""
+
+    unit: npt.NDArray[np.float64]  # (units,)
+    parts: npt.NDArray[np.float64]  # (parts, units)
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,7 @@ def candidates(
     located: Sequence[Located] = (),
     covering: Sequence[Unit] = (),
     howto: bool = False,
+    sims: DenseSims | None = None,
 ) -> Candidates:
     """Every quotable unit of ``passages`` with its features, per part of the question."""
     units = [u for u in evidence.units if u.passage < len(passages)]
@@ -102,8 +113,9 @@ def candidates(
     for u in units:
         per_passage.setdefault(u.passage, []).append(u)
     located_units = {loc.unit for loc in located}
+    unit_sims = sims.unit if sims is not None else np.zeros(len(units))
     rows = []
-    for u in units:
+    for n, u in enumerate(units):
         p = passages[u.passage]
         siblings = per_passage[u.passage]
         base = [
@@ -125,6 +137,7 @@ def candidates(
             float(u in covering),
             float(len(typed.parts)),
             float(not question.isascii() and p.language == "en"),
+            float(unit_sims[n]),
             *(float(u.kind == k) for k in KINDS),
             *(float(main_type == t) for t in TYPES),
             *(float(main_type == t) for t in OTHER_TYPES),
@@ -134,7 +147,11 @@ def candidates(
     parts = []
     for i, query in enumerate(queries):
         attribute = documented(query.attribute, passages) if query.attribute else {}
-        part_rows = [_part_features(i, query, attribute, u, passages, units, question, located) for u in units]
+        part_sims = sims.parts[i] if sims is not None else np.zeros(len(units))
+        part_rows = [
+            [*_part_features(i, query, attribute, u, passages, units, question, located), float(part_sims[n])]
+            for n, u in enumerate(units)
+        ]
         parts.append(np.hstack([base_matrix, np.asarray(part_rows, dtype=float)]))
     return Candidates(units, relative(np.stack(parts)))
 

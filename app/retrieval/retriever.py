@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -25,6 +26,7 @@ from app.retrieval.glossary import Glossary, load_glossary
 from app.retrieval.lexical import LexicalIndex
 from app.retrieval.snapshot import Snapshot
 from app.retrieval.spelling import word_counts
+from app.retrieval.unit_vectors import UnitTable
 from core.contract import embed_text
 from core.settings import Settings
 from core.text import content_tokens, detect_language, tokenize
@@ -41,6 +43,7 @@ T = TypeVar("T")
 LEXICAL_WEIGHT = 0.6
 
 BRIDGE_GLOSSES = 2  # dictionary glosses per Japanese word added to the BM25 query
+FORMS_MEMO = 64  # queries whose forms are remembered
 # The vote of a Japanese question's English-side list (``Retriever._english_side``) in the fusion. Measured on
 # golden + holdout + fresh (228 cases): 0 -> 154 right, 0.2 / 0.3 / 0.4 -> 156 / 157 / 156, 0.5 -> 154 and
 # 1.0 -> 143 (English documentation then crowds out the article for Japanese questions about it).
@@ -89,6 +92,8 @@ class Retriever:
         self.translations = True
         self.pointer_ttl_s = POINTER_TTL_S
         self._lock = threading.Lock()
+        self._forms: OrderedDict[str, QueryForms] = OrderedDict()
+        self._forms_lock = threading.Lock()
 
     @property
     def store(self) -> Store:
@@ -135,12 +140,25 @@ class Retriever:
                     [rule for c in sorted(chunks, key=lambda c: (c.doc_id, c.index)) for rule in load_rules(c.rules)],
                     frozenset(info.translations_stale if info else ()),
                     product_names(c.title for c in chunks),
+                    UnitTable.load(self.store, gen.name),
                 )
             self._snapshot.checked_at = now
             return self._snapshot
 
     def forms(self, query: str) -> QueryForms:
-        """What each retriever searches with for ``query``."""
+        """What each retriever searches with for ``query`` (remembered for the last few queries: the answer step
+        compares its units with the same forms retrieval searched with)."""
+        with self._forms_lock:
+            known = self._forms.get(query)
+        if known is None:
+            known = self._forms_of(query)
+            with self._forms_lock:
+                self._forms[query] = known
+                while len(self._forms) > FORMS_MEMO:
+                    self._forms.popitem(last=False)
+        return known
+
+    def _forms_of(self, query: str) -> QueryForms:
         # BM25 also gets the dictionary glosses of Japanese words, so English passages can match a Japanese
         # question; the dense query keeps only same-language synonyms: the question's language is the one
         # its passages are written in (translation companions cover the article), and mixing scripts into

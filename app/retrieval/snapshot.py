@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from app.retrieval.lexical import LexicalIndex
+from app.retrieval.unit_vectors import UnitTable
 from core.contract import Rule, StoredChunk
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class Snapshot:
     rules: list[Rule] = field(default_factory=list)  # decision rules stated by the chunks (ingest.rules)
     stale: frozenset[str] = frozenset()  # translation companions whose original changed
     names: frozenset[str] = frozenset()  # the products the documents are about (their titles' names)
+    units: UnitTable = field(default_factory=UnitTable)  # every unit's vector, embedded at ingest
     checked_at: float = 0.0
 
     def section_chunks(self, doc_id: str, section: str) -> list[StoredChunk]:

@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 from fakes import FakeEmbeddings
 
+from app.answer.features import FEATURES
 from app.cli import answer_json
 from app.cli import main as ask_main
 from app.models import PARAPHRASED_NOTE, Passage, Turn
 from app.pipeline import Advisor, QuestionError, strip_injection, validate_question
 from app.web import render
+from core.numeric import cosine_rows
 from core.settings import Settings
+from core.units import unit_embedding_text
 from ingest.indexer import run_ingest
 from ingest.store import IndexUnavailable
 
@@ -374,3 +377,27 @@ def test_every_query_text_is_prepared_before_retrieval(settings: Settings, quest
     advisor.ask(question)
     assert embeddings.queried, "the dense retriever embeds the question"
     assert set(embeddings.queried) <= set(embeddings.prepared)
+
+
+def test_units_are_compared_with_the_question_through_the_vectors_ingest_stored(settings: Settings) -> None:
+    embeddings = FakeEmbeddings()
+    run_ingest(settings, embeddings)
+    advisor = Advisor(settings, embeddings)
+    question = "How much memory does the control plane need?"
+    advisor.ask(question)  # the snapshot and the question's forms
+    before = embeddings.calls
+    seen = advisor.inspect(question)
+    assert embeddings.calls == before, "every unit vector comes from the index"
+    units, matrix = seen.candidates.units, seen.candidates.matrix
+    assert units
+    forms = advisor.retriever.forms(question).embedded("hybrid")
+    fake = FakeEmbeddings()
+    for n, unit in enumerate(units):
+        vector = fake.embed_documents([unit_embedding_text(unit, seen.passages[unit.passage].section)])
+        expected = max(cosine_rows(vector, fake.embed_query(form))[0] for form in forms)
+        assert matrix[0, n, FEATURES.index("udense")] == pytest.approx(expected, abs=1e-5)
+        part = seen.reading.queries[0].part.text
+        assert matrix[0, n, FEATURES.index("p_udense")] == pytest.approx(
+            cosine_rows(vector, fake.embed_query(part))[0], abs=1e-5
+        )
+    assert matrix[0, :, FEATURES.index("udense")].max() > 0.1
