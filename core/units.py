@@ -363,6 +363,19 @@ def is_lead_in(unit: Unit) -> bool:
 UNIT_EMBED_CHARS = 700
 
 
+HEADED_KINDS = ("row", "item")
+
+
+def heading_lead(section: str, units: Sequence[Unit]) -> Unit | None:
+    """A passage that opens with a table or list under its own heading ("Requirements & supported
+    versions") is announced by that heading: as a unit, the heading brings the table or list along."""
+    title = section.split(" > ")[-1].strip()
+    if not title or not units or units[0].kind not in HEADED_KINDS or units[0].context:
+        return None
+    # block 0 is never used by split_units, so the heading sits right before the opening block
+    return Unit(units[0].passage, clean_markup(title), "", "heading", block=units[0].block - 1)
+
+
 def unit_embedding_text(unit: Unit, section: str) -> str:
     """The text whose vector stands for ``unit`` (ingest embeds it once; the answer step compares questions to it).
 
@@ -379,5 +392,8 @@ def unit_embedding_text(unit: Unit, section: str) -> str:
 
 
 def unit_embedding_texts(text: str, kind: str, section: str) -> list[str]:
-    """Every distinct unit text of one passage, as embedded (in passage order)."""
-    return list(dict.fromkeys(unit_embedding_text(u, section) for u in split_units(text, kind)))
+    """Every distinct unit text of one passage, as embedded (in passage order; the heading that announces its
+    opening table or list first)."""
+    units = split_units(text, kind)
+    lead = heading_lead(section, units)
+    return list(dict.fromkeys(unit_embedding_text(u, section) for u in ([lead] if lead else []) + units))

@@ -21,25 +21,12 @@ from dataclasses import dataclass, field, replace
 
 from app.models import Passage
 from core.text import content_tokens
-from core.units import INJECTION, Unit, clean_markup, is_lead_in, is_table_separator, split_units
+from core.units import INJECTION, Unit, heading_lead, is_lead_in, is_table_separator, split_units
 
-__all__ = ["INJECTION", "Unit", "is_lead_in", "is_table_separator", "split_units"]
+__all__ = ["INJECTION", "Unit", "heading_lead", "is_lead_in", "is_table_separator", "split_units"]
 
 MAX_FOLLOWERS = 8
 _MAX_CODE_LINES = 20
-
-
-HEADED_KINDS = ("row", "item")
-
-
-def heading_lead(section: str, units: Sequence[Unit]) -> Unit | None:
-    """A passage that opens with a table or list under its own heading ("Requirements & supported
-    versions") is announced by that heading: as a unit, the heading brings the table or list along."""
-    title = section.split(" > ")[-1].strip()
-    if not title or not units or units[0].kind not in HEADED_KINDS or units[0].context:
-        return None
-    # block 0 is never used by split_units, so the heading sits right before the opening block
-    return Unit(units[0].passage, clean_markup(title), "", "heading", block=units[0].block - 1)
 
 
 def followers(unit: Unit, units: Sequence[Unit], limit: int = MAX_FOLLOWERS) -> list[Unit]:

@@ -16,6 +16,8 @@ from core.units import (
     is_table_separator,
     split_units,
     transcript_language,
+    unit_embedding_text,
+    unit_embedding_texts,
     yaml_key_paths,
 )
 
@@ -246,3 +248,13 @@ def test_a_shell_block_with_prompts_is_a_transcript() -> None:
     assert transcript_language("console", ["srun --mpi=list"]) == "shell"  # no prompt: every line is a command
     assert transcript_language("bash", ["srun -N2 hostname"]) == "bash"
     assert transcript_language("yaml", ["$ not: a prompt"]) == "yaml"
+
+
+def test_the_embedded_units_of_a_passage_are_its_units_and_the_heading_of_its_opening_table() -> None:
+    table = "| Release | Date |\n|---|---|\n| 1.0 | 2024-03 |\n| 1.1 | 2024-09 |"
+    texts = unit_embedding_texts(table, "table", "Guide > Releases")
+    assert texts[0] == "Guide > Releases\nReleases"  # the heading the answer step quotes with its rows
+    assert texts[1:] == [unit_embedding_text(u, "Guide > Releases") for u in split_units(table, "table")]
+    prose = unit_embedding_texts("Releases ship twice a year. Each is supported for a year.", "text", "Guide")
+    assert prose == ["Guide\nReleases ship twice a year.", "Guide\nEach is supported for a year."]
+    assert len(unit_embedding_text(Unit(0, "x" * 5000, "", "code"), "S")) == units_module.UNIT_EMBED_CHARS
