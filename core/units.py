@@ -17,6 +17,7 @@ Deliberately left out: scoring (``app.answer.evidence``) and anything that needs
 
 from __future__ import annotations
 
+import hashlib
 import re
 import textwrap
 from collections.abc import Sequence
@@ -389,6 +390,15 @@ def unit_embedding_text(unit: Unit, section: str) -> str:
     )
     head = " › ".join(part for part in (section, keys) if part)
     return f"{head}\n{unit.text}"[:UNIT_EMBED_CHARS]
+
+
+def unit_key(text: str) -> str:
+    """A unit text's id among its generation's unit vectors (ingest writes them, the answer step reads them).
+
+    >>> unit_key("a") == unit_key("a") != unit_key("b")
+    True
+    """
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def unit_embedding_texts(text: str, kind: str, section: str) -> list[str]:

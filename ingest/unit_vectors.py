@@ -12,28 +12,18 @@ Deliberately left out: searching units (retrieval stays on chunks) and embedding
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from core.contract import StoredChunk
-from core.units import unit_embedding_texts
+from core.units import unit_embedding_texts, unit_key
 from ingest.keyed_vectors import KeyedVectors
 
 __all__ = ["UNITS_VERSION", "store_units", "unit_key", "unit_texts"]
 
 # What the unit vectors were built with (``core.units.unit_embedding_text``): a change rebuilds the index.
 UNITS_VERSION = "2"
-
-
-def unit_key(text: str) -> str:
-    """A unit text's id in its generation's table.
-
-    >>> unit_key("a") == unit_key("a") != unit_key("b")
-    True
-    """
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def unit_texts(chunks: Iterable[StoredChunk]) -> list[str]:

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from core.numeric import normalise_rows
+from core.units import unit_key
 
 if TYPE_CHECKING:
     from ingest.embeddings import AdvisorEmbeddings
@@ -29,12 +30,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Matrix = npt.NDArray[np.float32]
-
-
-def _key(text: str) -> str:
-    from ingest.unit_vectors import unit_key  # the one key scheme; imported late, ingest pulls Chroma in
-
-    return unit_key(text)
 
 
 @dataclass(frozen=True)
@@ -71,7 +66,7 @@ class UnitVectors:
 
     def vectors(self, table: UnitTable, texts: Sequence[str]) -> Matrix:
         """One normalised row per text, in order."""
-        keys = [_key(t) for t in texts]
+        keys = [unit_key(t) for t in texts]
         with self._lock:
             todo = [
                 t
@@ -82,7 +77,7 @@ class UnitVectors:
             embedded = normalise_rows(np.asarray(self.embeddings.embed_documents(todo), dtype=np.float32))
             with self._lock:
                 for text, row in zip(todo, embedded, strict=True):
-                    self._memo[_key(text)] = row
+                    self._memo[unit_key(text)] = row
                 while len(self._memo) > self.MEMO:
                     self._memo.popitem(last=False)
         rows = []

@@ -9,7 +9,7 @@ from fakes import FakeEmbeddings
 
 from app.retrieval.unit_vectors import UnitTable, UnitVectors, cosines
 from core.numeric import normalise_rows
-from ingest.unit_vectors import unit_key
+from core.units import unit_key
 
 
 def table_of(texts: list[str]) -> UnitTable:
