@@ -35,7 +35,7 @@ from app.answer.evidence import (
     score_passages,
     split_units,
 )
-from app.answer.features import Candidates, DenseSims, candidates
+from app.answer.features import Candidates, DenseSims, candidate_units, candidates
 from app.answer.guard import QuestionError, strip_injection, validate_question
 from app.answer.locate import Located, PartQuery, cover_parts, locate, part_query
 from app.answer.question import analyse
@@ -60,7 +60,7 @@ from app.retrieval.companions import one_per_section, with_originals
 from app.retrieval.retriever import Mode, Retriever
 from app.retrieval.snapshot import Snapshot
 from app.retrieval.spelling import correct
-from app.retrieval.unit_vectors import UnitVectors, cosines
+from app.retrieval.unit_vectors import UnitVectors
 from core.contract import DocumentInfo, IndexInfo, Rule, StoredChunk, contextual_text
 from core.numeric import cosine_rows
 from core.settings import Settings
@@ -211,7 +211,7 @@ class Advisor:
     def _dense_sims(self, r: _Reading, query: str, passages: list[Passage], snap: Snapshot) -> DenseSims:
         """The embedder's cosine of every candidate unit to the question (its best retrieval form) and to each
         part; the unit vectors come from ingest."""
-        units = [u for u in r.evidence.units if u.passage < len(passages)]
+        units = candidate_units(r.evidence, passages)
         parts = [q.part.text for q in r.queries] or [query]
         if not units:
             return DenseSims(np.zeros(0), np.zeros((len(parts), 0)))
@@ -220,8 +220,8 @@ class Advisor:
         vectors = self.unit_vectors.vectors(
             snap.units, [unit_embedding_text(u, passages[u.passage].section) for u in units]
         )
-        whole = cosines(vectors, [self.embeddings.embed_query(t) for t in forms]).max(axis=0)
-        return DenseSims(whole, cosines(vectors, [self.embeddings.embed_query(t) for t in parts]))
+        whole = np.stack([cosine_rows(vectors, self.embeddings.embed_query(t)) for t in forms]).max(axis=0)
+        return DenseSims(whole, np.stack([cosine_rows(vectors, self.embeddings.embed_query(t)) for t in parts]))
 
     def answer_from_passages(self, question: str, passages: list[Passage]) -> Answer:
         """Extractive answer over passages from any retriever (evals use it to compare retrievers fairly).

@@ -86,6 +86,11 @@ class Candidates:
         return self.matrix.max(axis=0)
 
 
+def candidate_units(evidence: Evidence, passages: Sequence[Passage]) -> list[Unit]:
+    """The units a question's candidates are made of, in order: those of ``passages`` (``DenseSims`` follows it)."""
+    return [u for u in evidence.units if u.passage < len(passages)]
+
+
 def candidates(
     typed: TypedQuestion,
     queries: Sequence[PartQuery],
@@ -99,7 +104,7 @@ def candidates(
     sims: DenseSims | None = None,
 ) -> Candidates:
     """Every quotable unit of ``passages`` with its features, per part of the question."""
-    units = [u for u in evidence.units if u.passage < len(passages)]
+    units = candidate_units(evidence, passages)
     if not units or not queries:
         return Candidates(units, np.zeros((max(len(queries), 1), len(units), len(FEATURES))))
     scores = {s.unit: s.score for s in evidence.scored}

@@ -1,4 +1,4 @@
-"""The unit vectors of the live generation, and the embedder's cosine of a question to each candidate unit.
+"""Unit vectors for the answer step: the live generation's, held by the snapshot, and the few it lacks.
 
 Ingest embeds every evidence unit once (``ingest.unit_vectors``); a snapshot holds them in memory as one
 normalised matrix (a few MB for this corpus). A unit text the index does not hold (a passage that was joined
@@ -50,9 +50,6 @@ class UnitTable:
         keys, matrix = table.vectors()
         return cls({k: i for i, k in enumerate(keys)}, normalise_rows(matrix).astype(np.float32))
 
-    def __len__(self) -> int:
-        return len(self.rows)
-
 
 class UnitVectors:
     """Unit vectors for the answer step: from the snapshot's table, else embedded once and remembered."""
@@ -68,33 +65,21 @@ class UnitVectors:
         """One normalised row per text, in order."""
         keys = [unit_key(t) for t in texts]
         with self._lock:
-            todo = [
-                t
-                for t, k in dict.fromkeys(zip(texts, keys, strict=True))
-                if k not in table.rows and k not in self._memo
-            ]
+            todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in table.rows and k not in self._memo}
+        # this call's own rows are read from here, so a memo that drops them meanwhile loses nothing
+        fresh: dict[str, Matrix] = {}
         if todo:
-            embedded = normalise_rows(np.asarray(self.embeddings.embed_documents(todo), dtype=np.float32))
+            embedded = normalise_rows(np.asarray(self.embeddings.embed_documents(list(todo.values()))))
+            fresh = dict(zip(todo, embedded.astype(np.float32), strict=True))
             with self._lock:
-                for text, row in zip(todo, embedded, strict=True):
-                    self._memo[unit_key(text)] = row
+                self._memo.update(fresh)
                 while len(self._memo) > self.MEMO:
                     self._memo.popitem(last=False)
         rows = []
         with self._lock:
             for k in keys:
-                known = self._memo.get(k)
-                rows.append(table.matrix[table.rows[k]] if known is None else known)
+                row = fresh.get(k)
+                if row is None:
+                    row = self._memo.get(k)
+                rows.append(table.matrix[table.rows[k]] if row is None else row)
         return np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
-
-
-def cosines(units: Matrix, queries: Sequence[Sequence[float]]) -> npt.NDArray[np.float64]:
-    """(queries, units): the cosine of each query vector to each (normalised) unit row.
-
-    >>> cosines(np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32), [[2.0, 0.0]]).tolist()
-    [[1.0, 0.0]]
-    """
-    q = normalise_rows(np.asarray(queries, dtype=np.float64))
-    if not len(units):
-        return np.zeros((len(q), 0))
-    return np.asarray(q @ np.asarray(units, dtype=np.float64).T)

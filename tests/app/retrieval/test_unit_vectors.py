@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from fakes import FakeEmbeddings
 
-from app.retrieval.unit_vectors import UnitTable, UnitVectors, cosines
+from app.retrieval.unit_vectors import UnitTable, UnitVectors
 from core.numeric import normalise_rows
 from core.units import unit_key
 
@@ -42,5 +42,8 @@ def test_the_memo_of_unindexed_units_is_bounded(monkeypatch: pytest.MonkeyPatch)
     assert embeddings.calls == 4
 
 
-def test_cosines_of_no_units_have_the_queries_shape() -> None:
-    assert cosines(np.zeros((0, 4), dtype=np.float32), [[1.0, 0, 0, 0], [0, 1.0, 0, 0]]).shape == (2, 0)
+def test_a_call_keeps_the_rows_it_embedded_when_the_memo_drops_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(UnitVectors, "MEMO", 1)
+    texts = ["a one", "b two", "c three"]
+    rows = UnitVectors(FakeEmbeddings()).vectors(UnitTable(), texts)
+    assert np.allclose(rows, normalise_rows(FakeEmbeddings().embed_documents(texts)), atol=1e-6)
