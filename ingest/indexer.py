@@ -227,9 +227,7 @@ def run_ingest(
     gen = store.new_generation(meta)
     try:
         gen.add(kept_chunks + fresh, kept_vectors + vectors)
-        table = store.unit_vectors(gen.name, create=True)
-        assert table is not None  # created above
-        store_units(table, units, unit_vectors)
+        store_units(store.new_unit_vectors(gen.name), units, unit_vectors)
         store.publish(gen, documents=len(docs), stale=stale, unaligned=unaligned)
     except BaseException:
         # Ctrl-C or a store error mid-write: drop the half-built generation, keep the live one.

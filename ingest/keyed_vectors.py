@@ -55,22 +55,24 @@ class KeyedVectors:
             part = list(keys[start : start + _BATCH])
             self._col.update(ids=part, metadatas=[dict(metadata) for _ in part])
 
-    def metadata(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(key, metadata) of every entry, read in pages."""
+    def _pages(self, include: list[Any]) -> Iterator[Any]:
+        """Every entry with the fields ``include`` names, one page of results at a time."""
         total = self.count()
         for offset in range(0, total, _BATCH * 4):
-            got = self._col.get(limit=_BATCH * 4, offset=offset, include=["metadatas"])
+            yield self._col.get(limit=_BATCH * 4, offset=offset, include=include)
+
+    def metadata(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(key, metadata) of every entry, read in pages."""
+        for got in self._pages(["metadatas"]):
             metas = got.get("metadatas") or []
             for i, key in enumerate(got["ids"]):
                 yield key, dict(metas[i] or {}) if i < len(metas) else {}
 
     def vectors(self) -> tuple[list[str], np.ndarray]:
-        """Every key and its vector (rows in key order of the pages), read in pages."""
+        """Every key and its vector (rows in the order of the keys), read in pages."""
         keys: list[str] = []
         rows: list[np.ndarray] = []
-        total = self.count()
-        for offset in range(0, total, _BATCH * 4):
-            got = self._col.get(limit=_BATCH * 4, offset=offset, include=["embeddings"])
+        for got in self._pages(["embeddings"]):
             embs = got.get("embeddings")
             keys.extend(got["ids"])
             if embs is not None and len(embs):

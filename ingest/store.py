@@ -343,19 +343,20 @@ class Store:
         if pointer is not None:
             pointer.modify(metadata={**dict(pointer.metadata or {}), **_status(stale, unaligned)})
 
-    def unit_vectors(self, generation: str, create: bool = False) -> KeyedVectors | None:
-        """A generation's unit vectors (``ingest.unit_vectors``): made when ``create``, else None where an index
-        built before them has none."""
+    def unit_vectors(self, generation: str) -> KeyedVectors | None:
+        """A generation's unit vectors (``ingest.unit_vectors``); None where an index built before them has none."""
         self.check()
-        name = generation + UNITS_SUFFIX
         try:
-            if create:
-                return KeyedVectors(self.client.get_or_create_collection(name, embedding_function=None))
-            return KeyedVectors(self.client.get_collection(name, embedding_function=None))
+            return KeyedVectors(self.client.get_collection(generation + UNITS_SUFFIX, embedding_function=None))
         except Exception as exc:
             if is_not_found(exc):
                 return None
             raise friendly_error(exc, self.index_dir) from exc
+
+    def new_unit_vectors(self, generation: str) -> KeyedVectors:
+        """The unit vectors of a generation being built (published and pruned with it)."""
+        self.check()
+        return KeyedVectors(self.client.get_or_create_collection(generation + UNITS_SUFFIX, embedding_function=None))
 
     def keyed_vectors(self, suffix: str) -> KeyedVectors:
         """The key → vector collection ``<name>-<suffix>`` beside the index, created when missing."""
