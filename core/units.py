@@ -173,9 +173,11 @@ class _UnitReader:
     def _sentences(self, text: str) -> None:
         joined = " ".join(line.strip() for line in text.split("\n"))
         b = self._next_block()
-        for sentence in split_sentences(joined):
-            if sentence.strip():
-                self.units.append(Unit(self.passage, clean_markup(sentence), sentence.strip(), "sentence", block=b))
+        sentences = [s for s in split_sentences(joined) if s.strip()]
+        shown = [clean_markup(s) for s in sentences]
+        for sentence, words, keys in zip(sentences, shown, defined_terms(shown), strict=True):
+            context = f"keys: {keys}" if keys else ""
+            self.units.append(Unit(self.passage, words, sentence.strip(), "sentence", context, b))
 
     def _item(self, item: md.Block, parents: tuple[str, ...]) -> None:
         head = item.children[0] if item.children and item.children[0].kind == "paragraph" else None
@@ -227,6 +229,43 @@ class _UnitReader:
                 source = self.src[code.first_code_line + i]
                 context = _code_context(lead, language, keys[i], entries[i])
                 self.units.append(Unit(self.passage, line.rstrip(), source, "code_line", context, b, i))
+
+
+# --- definition paragraphs ------------------------------------------------------------------------------
+# A parameter reference flattened into one paragraph ("PriorityCalcPeriod: The period … The default value is 5
+# (minutes). PriorityUsageResetPeriod: … - NONE: Never clear historic usage. The default value."): the sentences
+# after a definition say nothing of what they are about, so each carries its term as its key path.
+_TERM = re.compile(r"^(?:[-*•]\s+)?(?P<term>--?[A-Za-z][\w-]*|[A-Za-z_][\w.]*[A-Z_][\w.]*|[A-Z][A-Z0-9_]+)\s*:\s+\S")
+_VALUE_TERM = re.compile(r"^[A-Z][A-Z0-9_]+$")  # an upper-case term (NONE, DAILY) names a value of the term above
+
+
+def defined_terms(sentences: Sequence[str]) -> list[str]:
+    """For each sentence of a paragraph, the key path of the term it belongs to ("" outside a definition list).
+    A paragraph is a definition list when at least two of its sentences open with a term and a colon.
+
+    >>> defined_terms(["Intro.", "CalcPeriod: The period.", "The default is 5.", "ResetPeriod: When.",
+    ...                "- NONE: Never.", "The default value.", "FavorSmall: A boolean."])
+    ['', 'CalcPeriod', 'CalcPeriod', 'ResetPeriod', 'ResetPeriod > NONE', 'ResetPeriod > NONE', 'FavorSmall']
+    """
+    opened = [m.group("term") if (m := _TERM.match(s)) else "" for s in sentences]
+    if sum(1 for t in opened if t) < 2:
+        return ["" for _ in sentences]
+    out: list[str] = []
+    top = value = ""
+    for term in opened:
+        if term and _VALUE_TERM.match(term) and top and not _VALUE_TERM.match(top):
+            value = term
+        elif term:
+            top, value = term, ""
+        out.append(f"{top} > {value}" if value else top)
+    return out
+
+
+def unit_keys(unit: Unit) -> str:
+    """A unit's key path: a code line's YAML keys, or the term a sentence of a definition paragraph is about."""
+    if unit.kind in ("code_line", "sentence") and "keys: " in unit.context:
+        return unit.context.split("keys: ")[-1].split(" | ")[0]
+    return ""
 
 
 # --- code lines -------------------------------------------------------------------------------------------
@@ -383,12 +422,7 @@ def unit_embedding_text(unit: Unit, section: str) -> str:
     >>> unit_embedding_text(Unit(0, "  queue: gpu", "", "code_line", "Create it: | lang: yaml | keys: spec > queue"), "Jobs")
     'Jobs › spec > queue\\n  queue: gpu'
     """
-    keys = (
-        unit.context.split("keys: ")[-1].split(" | ")[0]
-        if unit.kind == "code_line" and "keys: " in unit.context
-        else ""
-    )
-    head = " › ".join(part for part in (section, keys) if part)
+    head = " › ".join(part for part in (section, unit_keys(unit)) if part)
     return f"{head}\n{unit.text}"[:UNIT_EMBED_CHARS]
 
 

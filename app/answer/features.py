@@ -40,7 +40,7 @@ from app.answer.question import unit_has_qualifier
 from app.answer.values import split_identifier
 from app.models import VALUE_TYPES, Passage, TypedQuestion
 from core.text import content_tokens
-from core.units import Unit
+from core.units import Unit, unit_keys
 
 KINDS = ("sentence", "item", "row", "code_line", "code", "heading")
 TYPES = ("api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name")
@@ -197,7 +197,7 @@ def _part_features(
     if spans and part.qualifiers:
         window = PATHS.sub(" ", qualifier_window(unit, units))
         qualified = float(all(unit_has_qualifier(q, window) for q in part.qualifiers))
-    keys = unit.context.split("keys: ")[-1].split(" | ")[0] if "keys: " in unit.context else ""
+    keys = unit_keys(unit)
     own = {t for c in attribute for t in ((c,) if isinstance(c, str) else (x for alt in c for x in alt))}
     span_about = 0.0
     if spans:

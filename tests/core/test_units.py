@@ -18,6 +18,7 @@ from core.units import (
     transcript_language,
     unit_embedding_text,
     unit_embedding_texts,
+    unit_keys,
     yaml_key_paths,
 )
 
@@ -74,6 +75,7 @@ def test_a_code_line_knows_its_lead_in_language_and_yaml_keys() -> None:
     assert lines[0].context == "Create a Topology object like this: | lang: yaml | keys: apiVersion"
     assert lines[3].context.endswith("| keys: metadata > name")
     assert lines[7].context.endswith("| keys: spec > levels > nodeLabel")
+    assert unit_keys(lines[7]) == "spec > levels > nodeLabel"
     assert code_language(lines[0]) == "yaml"
 
 
@@ -258,3 +260,36 @@ def test_the_embedded_units_of_a_passage_are_its_units_and_the_heading_of_its_op
     prose = unit_embedding_texts("Releases ship twice a year. Each is supported for a year.", "text", "Guide")
     assert prose == ["Guide\nReleases ship twice a year.", "Guide\nEach is supported for a year."]
     assert len(unit_embedding_text(Unit(0, "x" * 5000, "", "code"), "S")) == units_module.UNIT_EMBED_CHARS
+
+
+REFERENCE = (
+    "These options set the plugin up. FooPeriod: How often usage is recalculated. The default value is 5 (minutes). "
+    "ResetPeriod: When usage is cleared. The default is NONE. - NONE: Never clear usage. The default value. "
+    "- DAILY: Cleared every day. FavorSmall: A boolean. The default setting is NO."
+)
+
+
+def test_the_sentences_of_a_definition_paragraph_carry_the_term_they_are_about() -> None:
+    units = split_units(REFERENCE)
+    keys = {u.text: unit_keys(u) for u in units}
+    assert keys["These options set the plugin up."] == ""
+    assert keys["The default value is 5 (minutes)."] == "FooPeriod"
+    assert keys["The default is NONE."] == "ResetPeriod"
+    assert keys["- NONE: Never clear usage."] == keys["The default value."] == "ResetPeriod > NONE"
+    assert keys["- DAILY: Cleared every day."] == "ResetPeriod > DAILY"
+    assert keys["The default setting is NO."] == "FavorSmall"  # a new term closes the value list above it
+    default = next(u for u in units if u.text == "The default value is 5 (minutes).")
+    assert (
+        unit_embedding_text(default, "Configuration") == "Configuration › FooPeriod\nThe default value is 5 (minutes)."
+    )
+
+
+@pytest.mark.parametrize(
+    "paragraph",
+    [
+        "NOTE: Restart the daemon after a change. It reads the file once.",  # one label is not a definition list
+        "Slurm: a workload manager. It schedules jobs.",  # a plain word followed by a colon is no term
+    ],
+)
+def test_a_paragraph_with_fewer_than_two_terms_carries_no_keys(paragraph: str) -> None:
+    assert [unit_keys(u) for u in split_units(paragraph)] == ["", ""]
