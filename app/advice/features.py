@@ -186,14 +186,22 @@ SELECTION_FEATURES = [
     "factual_question_word",
     "identifier",
     "facets_read",
+    "names_source",
 ]
+# A document named as the one whose words are asked for ("what does the article's table recommend…",
+# "記事のまとめでは…"): a question about what a source says, even when it describes a situation.
+_SOURCE = re.compile(
+    r"\b(article|post|blog|column|table|summary|conclusion|paper|documentation|docs|readme|guide|source|writeup|"
+    r"write-up|author|according to)\b|記事|表(に|で|の|では|だと)|まとめ|結論|ブログ|コラム|出典|ドキュメント|資料|によると|によれば|筆者|著者",
+    re.I,
+)
 # A question word asking for a fact or a procedure ("when does…", "how do I…", "何がある", "どうやって",
 # "にはどうする"), not for a choice ("what should we…", "what would you suggest").
 _FACT_WORD = re.compile(
     r"\b(when|where|who|why|how (do|does|did|can|to|many|much|often|long)|what (is|are|was|does|do|happens|apiversion"
     r"|version|command|flag|option|field|key|value|year)|which (flag|option|command|field|key|file|version|annotation"
     r"|label|namespace|crd|feature gate|daemon|plugin|environment variable))\b"
-    r"|何(が|を|で|回|台|人|年|秒)|いつ|どうやって|どう(書|設定|確認|指定|やる|やれ)|には(どう|何)|コマンド|オプション|フラグ",
+    r"|何(が|を|で|回|台|人|年|秒)|いつ|なぜ|何故|理由|どうやって|どう(書|設定|確認|指定|やる|やれ)|には(どう|何)|コマンド|オプション|フラグ",
     re.I,
 )
 _VALUE = {"api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name"}
@@ -224,6 +232,7 @@ def selection_features(
             float(bool(_FACT_WORD.search(question))),
             float(bool(focus_entities(question, ()))),
             float(facets_read),
+            float(bool(_SOURCE.search(question))),
         ],
         dtype=float,
     )

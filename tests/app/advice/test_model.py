@@ -9,6 +9,7 @@ import numpy as np
 
 from app.advice import model
 from app.advice.features import (
+    SELECTION_FEATURES,
     facet_feature_names,
     facet_features,
     negated_feature_names,
@@ -39,6 +40,16 @@ def test_selection_features_see_choice_wording_and_value_questions() -> None:
     value = selection_features("What is the default value of PriorityDecayHalfLife?", True, True)
     assert choice[1] == 1 and choice[3] == 1 and value[1] == 0
     assert value[7] == 1 and value[9] == 1  # a value type asked; the conversation asked for a platform
+
+
+def test_selection_features_see_a_named_source_and_a_reason_asked() -> None:
+    def named(question: str) -> dict[str, float]:
+        return dict(zip(SELECTION_FEATURES, selection_features(question, False, False), strict=True))
+
+    assert named("What does the article's table recommend on-prem?")["names_source"] == 1
+    assert named("うちはオンプレなんですが、どっちにすべき？")["names_source"] == 0
+    assert named("記事のまとめではどっち推し？")["names_source"] == 1
+    assert named("推論も同じ基盤で回すケースだと理由は何？")["factual_question_word"] == 1
 
 
 def test_linear_model_softmax_and_neutral_similarity() -> None:
