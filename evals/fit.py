@@ -123,13 +123,18 @@ def cached(split: str, folder: Path | None) -> list[CaseData]:
     cases = load_split(split)
     if folder is None:
         return collect(cases)
+    from app.advice.model import MODEL_PATH as SITUATION_MODEL
     from app.answer.value_candidates import STATIC
     from core.settings import load_settings
     from ingest.store import Store
 
     info = Store.open(load_settings()).info()
+    # the situation models decide which questions get a verdict, and so what the answer step is asked for
+    situations = hashlib.sha256(SITUATION_MODEL.read_bytes()).hexdigest() if SITUATION_MODEL.is_file() else ""
     key = hashlib.sha256(
-        json.dumps([info.generation if info else "", FEATURES, STATIC, [c.model_dump() for c in cases]]).encode()
+        json.dumps(
+            [info.generation if info else "", FEATURES, STATIC, situations, [c.model_dump() for c in cases]]
+        ).encode()
     ).hexdigest()[:16]
     path = folder / f"{split}-{key}.pickle"
     if path.exists():
