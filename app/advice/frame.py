@@ -15,6 +15,13 @@ product depends on. The rewrite works across languages: a name is the same word 
     >>> reframe("Slurmだと？", "Kubernetesで GPU を2枚要求するにはどう書く？", set())
     'Slurmで GPU を2枚要求するにはどう書く？'
 
+A turn may ask the same measure again ("Slurmだとどのくらい？", "How much for Slurm?"): it is read the same
+way when the previous question asked that kind of value.
+    >>> reframe("Slurmだとどのくらい？", "How much memory does the Kubernetes control plane use?", set())
+    'How much memory does the Slurm control plane use?'
+    >>> reframe("Slurmだといつ？", "How much memory does the Kubernetes control plane use?", set()) is None
+    True
+
 Deliberately left out: a turn that asks something of its own ("And how do I upgrade it?"): it stands as
 written and leans on the conversation only for retrieval (``app.advice.followup``); a clause ("置換を1回だけ
 試すモードは？") or a new thing with no slot of its kind in the previous question is not substituted, since
@@ -36,10 +43,18 @@ _EN = re.compile(
     r"\s+(?:(?:for|with|in|on|under|using)\s+)?(?P<x>[^?]{1,60}?)(?:\s+(?:then|instead|too))?\s*\??\s*$",
     re.I,
 )
-# "Xだと？", "Xの場合は？", "Xでは？", "Xなら？", "じゃあXは？"
+# "How much for X?", "And how many with X?": the same measure asked of a new thing.
+_EN_MEASURE = re.compile(
+    r"^\s*(?:and\s+|so\s+|then\s+)?(?P<wh>how much|how many|how long|how often)\s+(?:for|with|in|on|under|about)\s+"
+    r"(?P<x>[^?]{1,60}?)\s*\??\s*$",
+    re.I,
+)
+# "Xだと？", "Xの場合は？", "Xでは？", "Xなら？", "じゃあXは？", and with the same measure asked again: "Xだとどのくらい？"
 _JA = re.compile(
     r"^\s*(?:じゃあ|では|それでは|それじゃ|あと|また|なら)?[、,\s]*(?P<x>[^？?。]{1,40}?)"
-    r"(?:だと|では|なら|だったら|の場合は?|の方は|は|って)(?:どう(?:ですか|なる|なります|でしょう)?)?[？?]\s*$"
+    r"(?:だと|では|なら|だったら|の場合は?|の方は|は|って)"
+    r"(?:どう(?:ですか|なる|なります|でしょう)?|(?P<wh>どのくらい|どれくらい|どのぐらい|どれぐらい|いくつ|いくら|いつ)(?:ですか)?)?"
+    r"[？?]\s*$"
 )
 # The new "thing" must be a thing, not a clause that asks or states something of its own.
 _NOT_A_THING = re.compile(
@@ -74,11 +89,21 @@ _FUNCTION_WORDS = frozenset(
 )  # fmt: skip
 
 
+def _elliptical_match(question: str) -> re.Match[str] | None:
+    text = question.strip()
+    return _EN_MEASURE.match(text) or _EN.match(text) or _JA.match(text)
+
+
+def asked_measure(question: str) -> str:
+    """The measure an elliptical follow-up asks again ("どのくらい" in "Slurmだとどのくらい？"), "" if none."""
+    m = _elliptical_match(question)
+    return (m.groupdict().get("wh") or "") if m is not None else ""
+
+
 def new_thing(question: str) -> str | None:
     """The thing an elliptical follow-up names ("Volcano" in "And for Volcano?"), None when the turn asks
     more than that."""
-    text = question.strip()
-    m = _EN.match(text) or _JA.match(text)
+    m = _elliptical_match(question)
     if m is None:
         return None
     thing = _OWNER_TAIL.sub("", _ARTICLE.sub("", m.group("x").strip(" 、,")))
@@ -119,6 +144,9 @@ def reframe(question: str, previous: str, names: Collection[str] = (), last_thin
     thing = new_thing(question)
     if thing is None or not previous.strip():
         return None
+    measure = asked_measure(question)
+    if measure and not set(cued_types(measure)) & set(cued_types(previous)):
+        return None  # "Slurmだといつ？" after a question of size asks something else of Slurm
     product = _products(thing, names)
     if product and len(thing) <= len(product[0]) + 3:  # the thing is a product or platform ("And for Volcano?")
         # a platform replaces a platform, a product a product, where the previous question names one alike

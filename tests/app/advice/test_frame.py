@@ -209,3 +209,30 @@ def test_the_rewrite_keeps_the_previous_answer_type() -> None:
 )
 def test_reframe_opposite_across_languages(previous: str, question: str, rewritten: str | None) -> None:
     assert reframe(question, previous, NAMES) == rewritten
+
+
+@pytest.mark.parametrize(
+    ("previous", "question", "rewritten"),
+    [
+        (
+            "How much memory does the Kubernetes control plane use according to the article?",
+            "Slurmだとどのくらい？",
+            "How much memory does the Slurm control plane use according to the article?",
+        ),
+        (
+            "記事によるとKubernetesのコントロールプレーンはどのくらいメモリを使う？",
+            "How much for Slurm?",
+            "記事によるとSlurmのコントロールプレーンはどのくらいメモリを使う？",
+        ),
+        (
+            "How many minor releases does Kubernetes ship a year?",
+            "And how many for Slurm?",
+            "How many minor releases does Slurm ship a year?",
+        ),
+        # another measure asks something else of the new thing: the turn stands as written
+        ("How much memory does the Kubernetes control plane use?", "Slurmだといつ？", None),
+        ("When was Kubernetes first released?", "Slurmだとどのくらい？", None),
+    ],
+)
+def test_an_ellipsis_may_ask_the_same_measure_again(previous: str, question: str, rewritten: str | None) -> None:
+    assert reframe(question, previous, NAMES) == rewritten
