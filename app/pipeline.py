@@ -38,7 +38,7 @@ from app.answer.evidence import (
 from app.answer.features import Candidates, DenseSims, candidate_units, candidates
 from app.answer.guard import QuestionError, strip_injection, validate_question
 from app.answer.locate import Located, PartQuery, cover_parts, locate, part_query
-from app.answer.question import analyse
+from app.answer.question import analyse, inherit_type
 from app.answer.quotes import lead_and_more
 from app.answer.selector import load as load_selector
 from app.answer.selector import with_bar
@@ -285,7 +285,10 @@ class Advisor:
 
     def _typed(self, turn: Resolved, query: str, snap: Snapshot) -> TypedQuestion:
         focus = strip_injection(turn.focus) if turn.context else query
-        return analyse(focus, snap.names, selection=self._selection(turn))
+        typed = analyse(focus, snap.names, selection=self._selection(turn))
+        if turn.context and turn.earlier:
+            typed = inherit_type(typed, analyse(strip_injection(turn.earlier[-1]), snap.names))
+        return typed
 
     def _part_queries(self, typed: TypedQuestion, turn: Resolved, query: str, snap: Snapshot) -> list[PartQuery]:
         """Each part's own words weigh fully; the rest of the question (its topic) and the earlier turn less."""

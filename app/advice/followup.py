@@ -46,6 +46,8 @@ _REASK = re.compile(
     r"|それでも|変わりますか|変わる[？?]",
     re.I,
 )
+_VERSION = re.compile(r"v?\d+(?:\.\d+)+|v\d+", re.I)
+_VERSION_WORD = re.compile(r"(?<![A-Za-z0-9.])(?:v?\d+(?:\.\d+)+|v\d+)(?![A-Za-z0-9.])", re.I)
 # ASCII boundaries, not \b: in "Kubernetesの保守" the kana are word characters too.
 _PLATFORMS = {
     "slurm": re.compile(r"(?<![a-z0-9])slurm(?![a-z0-9])|スラーム", re.I),
@@ -100,6 +102,8 @@ def _without_replaced(context: str, focus: str, names: Collection[str] = ()) -> 
         for name in sorted(names, key=len, reverse=True):
             if not _mentions(focus, name):
                 context = re.sub(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", "", context, flags=re.I)
+    if _VERSION_WORD.search(focus):  # "v2.1では？" asks about that version instead of the one asked before
+        context = _VERSION_WORD.sub("", context)
     return re.sub(r"\s{2,}", " ", context).strip()
 
 
@@ -127,8 +131,10 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
 def _names_a_subject(question: str, names: Collection[str]) -> bool:
     """Whether the turn names what it asks about (a product, a platform or an identifier): a turn that names
     nothing ("デフォルトで有効になってる？", "How do I install it on a laptop?") asks about the conversation's
-    subject, which only the earlier questions name."""
-    return bool(focus_entities(question, names) or any(rx.search(question) for rx in _PLATFORMS.values()))
+    subject, which only the earlier questions name. A version alone ("v2.1では何が入った？") is a version of that
+    subject."""
+    named = [e for e in focus_entities(question, names) if not _VERSION.fullmatch(e)]
+    return bool(named or any(rx.search(question) for rx in _PLATFORMS.values()))
 
 
 def resolve(question: str, previous_questions: Sequence[str]) -> str:

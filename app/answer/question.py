@@ -8,7 +8,7 @@ identifiers the user typed (``ResourceFlavor``, ``slurm.conf``).
 
     >>> q = analyse("What apiVersion do Kueue Topology objects use, and which label key marks a rack?", {"Kueue"})
     >>> [p.answer_type for p in q.parts], q.focus
-    (['api_version', 'key'], 'Kueue · Topology')
+    (['api_version', 'key'], 'Kueue · apiVersion · Topology')
 
 Deliberately left out: parsing (a dependency parse would add a model for little gain on questions this
 short) and anything keyed on particular questions: cues are general wording.
@@ -274,6 +274,26 @@ def analyse(question: str, names: Collection[str] = (), selection: bool = False)
         main = "selection"
         parts = [p.model_copy(update={"answer_type": "selection"}) if i == 0 else p for i, p in enumerate(parts)]
     return TypedQuestion(focus=" · ".join(focus), answer_type=main, parts=parts)
+
+
+def inherit_type(typed: TypedQuestion, previous: TypedQuestion) -> TypedQuestion:
+    """A follow-up that asks for no kind of answer of its own asks for the previous question's kind of value:
+    "エントリポイントを実行させるのは？" after "Which pyxis flag bind-mounts my home?" wants a flag. Only a turn with
+    one untyped part and no question word of its own inherits ("KAI Schedulerは何がベース？" asks its own), and
+    only a previous question of one value type.
+
+        >>> flag = TypedQuestion(answer_type="flag", parts=[QuestionPart(text="Which flag?", answer_type="flag")])
+        >>> inherit_type(analyse("エントリポイントを実行させるのは？"), flag).answer_type
+        'flag'
+    """
+    kinds = {p.answer_type for p in previous.parts}
+    if len(typed.parts) != 1 or typed.answer_type != "fact" or len(kinds) != 1 or not kinds <= VALUE_TYPES:
+        return typed
+    part = typed.parts[0]
+    if _WH_ANY.search(normalize(part.text)):
+        return typed
+    kind = kinds.pop()
+    return typed.model_copy(update={"answer_type": kind, "parts": [part.model_copy(update={"answer_type": kind})]})
 
 
 # Types that outrank a platform-selection reading of the same question.

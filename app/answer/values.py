@@ -50,13 +50,14 @@ _NUMBER_WORD = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twel
 _QUANTITY = (
     # not a digit inside a name ("kueue.x-k8s.io" holds no "8s"); ASCII only, so "年2回" still counts
     rf"(?:[$¥€]\s?)?(?<![A-Za-z0-9_.-]){_NUMBER}(?:\s*(?:[-–~〜]|to)\s*{_NUMBER})?\s*(?:{_UNITS})"
-    rf"|(?:up to|at most|maximum of|max)\s+{_NUMBER}"
+    rf"|(?:up to|at most|maximum of|max)\s+{_NUMBER}(?:\s*(?:{_UNITS}))?"
     rf"|\b{_NUMBER_WORD}(?: of)?(?: \w+){{0,2}} (?:{_UNITS}|releases|versions|nodes|clusters|machines|minor releases)\b"
     r"|\b(?:once|twice|\w+ times)(?: or (?:once|twice|\w+ times))? (?:a|per|each) (?:year|month|week|day)\b"
     # a frequency answers "how often": "every month", "monthly", "毎月", "月次"
     r"|\bevery (?:\d+ )?(?:day|week|month|year|hour|minute|second)s?\b|\b(?:hourly|daily|weekly|monthly|yearly|annually)\b"
     r"|毎(?:月|週|日|年)|月次|週次|日次"
-    r"|数(?:十|百|千|万|十万)(?:ノード|台|個|人)?|年\s?\d(?:\s?[~〜–-]\s?\d)?\s?回"
+    # a quantity keeps its unit: "数百 MB", "数万ノード", "maximum of 16 nodes"
+    rf"|数(?:十万|十|百|千|万)\s?(?:{_UNITS})?|年\s?\d(?:\s?[~〜–-]\s?\d)?\s?回"
 )
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _DATE = (

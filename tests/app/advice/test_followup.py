@@ -64,3 +64,11 @@ def test_a_turn_that_names_no_subject_leans_on_the_conversation() -> None:
     assert resolve_turn("Is gang scheduling on by default in Kueue?", history, {"Volcano", "Kueue"}).context == ""
     # nothing to lean on without a conversation
     assert resolve_turn("デフォルトで有効になってる？", [], {"Volcano"}).context == ""
+
+
+def test_a_version_alone_is_a_version_of_the_conversations_subject() -> None:
+    history = ["Which training runtimes did Kubeflow Trainer v2.2 add?"]
+    turn = resolve_turn("v2.1では何が入った？", history, {"Kubeflow Trainer"})
+    # the subject comes from the conversation; the version asked before gives way to the new one
+    assert turn.context == "Which training runtimes did Kubeflow Trainer add?"
+    assert resolve_turn("What did Kubeflow Trainer v2.1 add?", history, {"Kubeflow Trainer"}).context == ""

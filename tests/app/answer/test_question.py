@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer.question import analyse, cued_types, qualifiers_of, unit_has_qualifier
+from app.answer.question import analyse, cued_types, inherit_type, qualifiers_of, unit_has_qualifier
 
 NAMES = {"Kueue", "Volcano", "Enroot", "Pyxis", "Slinky", "Slurm", "Kubernetes"}
 
@@ -61,3 +61,24 @@ def test_qualifiers_are_asked_and_must_be_stated() -> None:
 def test_cues_are_general_wording() -> None:
     assert cued_types("") == []
     assert "yes_no" in cued_types("Does it support MIG?")
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "previous", "expected"),
+    [
+        # no kind of answer of its own: the previous question's kind of value
+        ("エントリポイントを実行させるのは？", "Which pyxis flag bind-mounts my home directory?", "flag"),
+        ("and the one for the worker pods?", "What apiVersion does an MPIJob use?", "api_version"),
+        # a question word of its own asks its own kind
+        ("KAI Schedulerは何がベース？", "When was KAI Scheduler's TAS released?", "fact"),
+        # the previous question asked for no value, or for several kinds
+        ("エントリポイントを実行させるのは？", "Why do people run Slurm for training?", "fact"),
+        ("and for Volcano?", "Which flag, and which version, does pyxis need?", "fact"),
+    ],
+)
+def test_a_follow_up_without_a_kind_inherits_the_previous_value_kind(
+    follow_up: str, previous: str, expected: str
+) -> None:
+    typed = inherit_type(analyse(follow_up), analyse(previous))
+    assert typed.answer_type == expected
+    assert [p.answer_type for p in typed.parts] == [expected]

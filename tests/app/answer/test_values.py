@@ -23,7 +23,9 @@ from app.answer.values import find_values, identifier_words, split_identifier
         ("key", "GresTypes=gpu,shard", ["GresTypes=gpu,shard"]),
         ("key", "the annotation kai.scheduler/topology selects it", ["kai.scheduler/topology"]),
         ("version", "requires Helm 3.14+ and the v0.8.2 release", ["3.14+", "v0.8.2"]),
-        ("quantity", "a maximum of 16 nodes and 80–95% utilisation", ["maximum of 16", "80–95%"]),
+        ("quantity", "a maximum of 16 nodes and 80–95% utilisation", ["maximum of 16 nodes", "80–95%"]),
+        # an approximate Japanese quantity keeps its unit
+        ("quantity", "数百 MB 程度、数十万台規模", ["数百 MB", "数十万台"]),
         ("quantity", "最大3層まで", ["3層"]),
         ("date", "released 2026/03; founded in 2003年", ["2026/03", "2003年"]),
         ("default", "The default is 30s.", ["30s"]),
