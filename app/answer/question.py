@@ -151,6 +151,8 @@ _WH_START = (
     "誰",
 )
 _JA_END = re.compile(r"^.{0,3}(は|って|を|が|の名前)?.{0,6}[？?]?\s*$")
+# A clause ending in a condition ("コストを下げたいなら？") states a case; a value word in it is not what it asks.
+_IF = re.compile(r"(なら|たら|れば)[？?]?\s*$")
 
 
 # An existence question asks for the thing it names: "is there an env var that…", "環境変数ってある？".
@@ -161,14 +163,15 @@ _WH_ANY = re.compile(r"\b(which|what|how|when|where|who)\b|何|どの|どこ|ど
 def _asked_noun(clause: str, pattern: re.Pattern[str]) -> int:
     """How directly a cue of this type is what the clause asks for: 3 when the cue is the question word
     itself ("how often", "何台"), 2 right after one ("which … release") or ending a Japanese clause
-    ("…のapiVersionは？"), 1 in a wh- or existence question that mentions it, 0 when only mentioned
-    ("we want max utilisation", "the default scheduler")."""
+    ("…のapiVersionは？") unless that clause is a condition ("コストを下げたいなら？"), 1 in a wh- or existence
+    question that mentions it, 0 when only mentioned ("we want max utilisation", "the default scheduler")."""
     norm = _ASIDE.sub("", normalize(clause))
     rank = 0
     for m in pattern.finditer(norm):
         if m.group().startswith(_WH_START):
             return 3
-        if _WH.search(norm[: m.start()]) or (not norm.isascii() and _JA_END.match(norm[m.end() :])):
+        tail = norm[m.end() :]
+        if _WH.search(norm[: m.start()]) or (not norm.isascii() and _JA_END.match(tail) and not _IF.search(tail)):
             rank = max(rank, 2)
         elif _WH_ANY.search(norm[: m.start()]) or _EXISTS.search(norm):
             rank = max(rank, 1)

@@ -48,6 +48,12 @@ def test_a_value_clause_outranks_a_selection_reading() -> None:
     q = analyse("Slinkyで動くSlurmクラスタの推奨ノード数の上限は何台？", NAMES, selection=True)
     assert q.answer_type == "quantity"
     assert analyse("Which platform suits on-prem training?", NAMES, selection=True).answer_type == "selection"
+    # a value word inside a condition is the case stated, not the value asked
+    assert (
+        analyse("クラウドでスポットノードを足してコストを下げたいなら？", NAMES, selection=True).answer_type
+        == "selection"
+    )
+    assert analyse("Kueueのコストは？", NAMES, selection=True).answer_type == "quantity"
 
 
 def test_qualifiers_are_asked_and_must_be_stated() -> None:
