@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import pickle
 import sys
 import time
@@ -235,9 +236,14 @@ def apply_logistic(spec: dict[str, Any], x: Matrix) -> Matrix:
 
 
 def precision_threshold(p: Matrix, y: Matrix, target: float) -> tuple[float, float, float]:
-    """The lowest threshold whose precision (on these cases) is ≥ target: (threshold, precision, coverage)."""
+    """The lowest threshold whose precision (on these cases) is ≥ target: (threshold, precision, coverage).
+    Each candidate threshold is a probability rounded down, so it still shows the case it came from.
+
+    >>> precision_threshold(np.array([0.91, 0.89, 0.87, 0.86, 0.84256, 0.83, 0.5]), np.array([1, 1, 1, 1, 1, 0, 0]), 0.9)
+    (0.8425, 1.0, 0.7142857142857143)
+    """
     best = (1.01, 0.0, 0.0)
-    for t in sorted(set(np.round(p, 4)), reverse=True):
+    for t in sorted({math.floor(v * 10_000) / 10_000 for v in p}, reverse=True):
         shown = p >= t
         if shown.sum() < 5:
             continue

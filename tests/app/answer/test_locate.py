@@ -56,7 +56,7 @@ def test_a_bound_must_be_stated_and_count_what_is_asked() -> None:
     question = "What is the maximum number of nodes in one Widgetd ring?"
     typed, queries, evidence, passages = _setup(question)
     located, missing = locate(typed, queries, question, evidence, passages)
-    assert [loc.span.text for loc in located] == ["maximum of 16"] and not missing
+    assert [loc.span.text for loc in located] == ["maximum of 16 nodes"] and not missing
     question = "What is the maximum number of rings one Widgetd cluster can have?"
     typed, queries, evidence, passages = _setup(question)
     located, missing = locate(typed, queries, question, evidence, passages)
