@@ -11,6 +11,8 @@
    (logistic) whether the documents answer the question at all.
 4. Thresholds are chosen on dev: the value line's, the lowest that keeps dev precision ≥ ``--precision``; the
    answerable one, the one that makes the fewest wrong answer-or-refuse decisions on dev.
+   ``--bars-only`` chooses the two thresholds again on the current dev split and keeps the fitted models (when
+   dev has grown, or the code that reads questions has changed since the fit).
 The test split is never read here.
 
 Deliberately left out: searching hyper-parameters (a few fixed, conservative ones; dev decides features).
@@ -40,7 +42,7 @@ from sklearn.model_selection import GroupKFold
 from app.answer.evidence import followers
 from app.answer.features import FEATURES
 from app.answer.lead import ANSWERABLE_FEATURES, answerable_features
-from app.answer.selector import FORMAT, MODEL_PATH, logistic_from
+from app.answer.selector import FORMAT, MODEL_PATH, from_dict, logistic_from
 from app.answer.value_candidates import VALUE_FEATURES, SpanCandidate, span_candidates, value_rows
 from app.models import VALUE_TYPES, Turn
 from core.units import code_window
@@ -160,7 +162,12 @@ def unit_rows(data: list[CaseData]) -> tuple[Matrix, Matrix, np.ndarray[Any, np.
 
 
 def probabilities(model: Any, d: CaseData) -> list[Matrix]:
-    return [model.predict_proba(d.matrix[i])[:, 1] for i in range(d.matrix.shape[0])] if len(d.labels) else []
+    return probabilities_of(lambda x: model.predict_proba(x)[:, 1], d)
+
+
+def probabilities_of(unit: Callable[[Matrix], Matrix], d: CaseData) -> list[Matrix]:
+    """Per part, the unit model's probability of each candidate unit (none for a case without candidates)."""
+    return [unit(d.matrix[i]) for i in range(d.matrix.shape[0])] if len(d.labels) else []
 
 
 def ranking_figures(data: list[CaseData], probs: list[list[Matrix]]) -> dict[str, float]:
@@ -275,13 +282,54 @@ def trees_json(model: GradientBoostingClassifier, params: dict[str, Any] = TREES
             "rate": model.learning_rate, "params": params, "trees": trees}  # fmt: skip
 
 
+def choose_bars(
+    dev: list[CaseData],
+    probs: list[list[Matrix]],
+    value: Callable[[Matrix], Matrix],
+    answer_spec: dict[str, Any],
+    precision: float,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The value bar and the answerable bar chosen on dev, with the dev figures they give."""
+    dev_values = value_data(dev, probs)
+    dvp, dvy = best_values(dev_values, value)
+    t_value, v_precision, v_coverage = precision_threshold(dvp, dvy, precision)
+    dax, day = answerable_rows(dev, probs, value)
+    t_answer, a_accuracy = decision_threshold(apply_logistic(answer_spec, dax), day)
+    value_dev = {
+        "threshold": t_value, "precision": round(v_precision, 4), "coverage": round(v_coverage, 4),
+        "candidates": len(dvy), "right_if_all_shown": round(float(dvy.mean()), 4) if len(dvy) else 0.0,
+        "average_precision": round(float(average_precision_score(dvy, dvp)), 4) if dvy.any() else 0.0,
+        "right_among_candidates": _mean([float(right.any()) for _, right in dev_values]),
+    }  # fmt: skip
+    return value_dev, {"threshold": t_answer, "accuracy": round(a_accuracy, 4), "cases": len(day)}
+
+
+def bars_only(path: Path, dev: list[CaseData], precision: float, started: float) -> int:
+    """Choose the value and answerable bars again on dev; the unit, value and answerable models stay."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    fitted = from_dict(data)
+    probs = [probabilities_of(fitted.unit_probability, d) for d in dev]
+    value_dev, answerable_dev = choose_bars(dev, probs, fitted.value.probability, data["answerable"], precision)
+    data["value"]["threshold"], data["answerable"]["threshold"] = value_dev["threshold"], answerable_dev["threshold"]
+    data["figures"]["value_dev"], data["figures"]["answerable_dev"] = value_dev, answerable_dev
+    data["dev (thresholds)"] = [p.name for p in split_files("dev")]
+    data["bars chosen"] = f"{time.strftime('%Y-%m-%d')} (python -m evals.fit --bars-only)"
+    path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(json.dumps({"value_dev": value_dev, "answerable_dev": answerable_dev}, indent=2))
+    print(f"wrote the bars of {path} in {time.time() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.fit", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=MODEL_PATH)
     parser.add_argument("--cache", type=Path, default=Path(".cache/fit"), help="scratch cache of collected candidates")
     parser.add_argument("--precision", type=float, default=0.9, help="value-line precision to hold on dev")
+    parser.add_argument("--bars-only", action="store_true", help="keep the fitted models; choose the bars on dev")
     args = parser.parse_args(argv)
     started = time.time()
+    if args.bars_only:
+        return bars_only(args.out, cached("dev", args.cache), args.precision, started)
     train, dev = (cached(name, args.cache) for name in ("train", "dev"))
     x, y, groups = unit_rows(train)
     oof: list[list[Matrix]] = [[] for _ in train]
@@ -306,23 +354,11 @@ def main(argv: list[str] | None = None) -> int:
     # 0.76 against 0.68-0.71 for trees over three seeds) and do not swing with the seed.
     _, value_spec = logistic(vx, vy, VALUE_FEATURES)
     value = logistic_from(value_spec).probability
-    dev_values = value_data(dev, dev_probs)
-    dvp, dvy = best_values(dev_values, value)
-    t_value, v_precision, v_coverage = precision_threshold(dvp, dvy, args.precision)
-    value_spec["threshold"] = t_value
     ax, ay = answerable_rows(train, oof, value)
     _, answer_spec = logistic(ax, ay, ANSWERABLE_FEATURES)
-    dax, day = answerable_rows(dev, dev_probs, value)
-    t_answer, a_accuracy = decision_threshold(apply_logistic(answer_spec, dax), day)
-    answer_spec["threshold"] = t_answer
-    report = {
-        "unit_cv_train": cv, "unit_dev": on_dev,
-        "value_dev": {"threshold": t_value, "precision": round(v_precision, 4), "coverage": round(v_coverage, 4),
-                      "candidates": len(dvy), "right_if_all_shown": round(float(dvy.mean()), 4) if len(dvy) else 0.0,
-                      "average_precision": round(float(average_precision_score(dvy, dvp)), 4) if dvy.any() else 0.0,
-                      "right_among_candidates": _mean([float(right.any()) for _, right in dev_values])},
-        "answerable_dev": {"threshold": t_answer, "accuracy": round(a_accuracy, 4), "cases": len(day)},
-    }  # fmt: skip
+    value_dev, answerable_dev = choose_bars(dev, dev_probs, value, answer_spec, args.precision)
+    value_spec["threshold"], answer_spec["threshold"] = value_dev["threshold"], answerable_dev["threshold"]
+    report = {"unit_cv_train": cv, "unit_dev": on_dev, "value_dev": value_dev, "answerable_dev": answerable_dev}
     model_json = {
         "format": FORMAT,
         "command": "python -m evals.fit",

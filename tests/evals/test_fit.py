@@ -1,11 +1,17 @@
-"""evals.fit: how the value bar is chosen on dev."""
+"""evals.fit: how the bars are chosen on dev."""
 
 from __future__ import annotations
 
 import doctest
+import json
+from pathlib import Path
 
 import numpy as np
 
+from app.answer.features import FEATURES
+from app.answer.selector import MODEL_PATH, load
+from app.answer.value_candidates import STATIC, SpanCandidate
+from app.answer.values import Span
 from evals import fit
 from evals.fit import precision_threshold
 
@@ -23,3 +29,34 @@ def test_every_prefix_of_the_ranking_is_a_candidate_bar() -> None:
     assert int((p >= bar).sum()) == 5
     # fewer than five values never set a bar
     assert precision_threshold(p[:4], y[:4], 0.9)[0] == 1.01
+
+
+def _case(k: int, rng: np.random.Generator) -> fit.CaseData:
+    """A synthetic dev question: one value part over four candidate units, each holding one value span."""
+    matrix = rng.random((1, 4, len(FEATURES)))
+    spans = [SpanCandidate(0, j, Span(0, 3, f"v{j}"), list(rng.random(len(STATIC)))) for j in range(4)]
+    right = [j == k % 4 for j in range(4)]
+    return fit.CaseData(
+        f"dv-{k}", k % 5 == 0, matrix, np.asarray([float(r) for r in right]), [{0} if r else set() for r in right], 1,
+        spans={0: spans}, span_right={0: right}, part_types=["flag"], support=float(rng.random()), rules_answer=True,
+    )  # fmt: skip
+
+
+def test_bars_only_chooses_the_bars_on_dev_and_keeps_the_models(tmp_path: Path) -> None:
+    path = tmp_path / "selector.json"
+    path.write_text(MODEL_PATH.read_text(encoding="utf-8"), encoding="utf-8")
+    before = json.loads(path.read_text(encoding="utf-8"))
+    rng = np.random.default_rng(0)
+    dev = [_case(k, rng) for k in range(40)]
+    assert fit.bars_only(path, dev, 0.9, 0.0) == 0
+    after = json.loads(path.read_text(encoding="utf-8"))
+    for model in ("unit", "value", "answerable"):
+        kept = {k: v for k, v in after[model].items() if k != "threshold"}
+        assert kept == {k: v for k, v in before[model].items() if k != "threshold"}
+    shipped = load(MODEL_PATH)
+    assert shipped is not None
+    probs = [fit.probabilities_of(shipped.unit_probability, d) for d in dev]
+    value_dev, answerable_dev = fit.choose_bars(dev, probs, shipped.value.probability, before["answerable"], 0.9)
+    assert after["value"]["threshold"] == value_dev["threshold"] == after["figures"]["value_dev"]["threshold"]
+    assert after["answerable"]["threshold"] == answerable_dev["threshold"]
+    assert answerable_dev["cases"] == 40 and "--bars-only" in after["bars chosen"]
