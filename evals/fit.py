@@ -238,10 +238,6 @@ def logistic(x: Matrix, y: Matrix, names: tuple[str, ...]) -> tuple[LogisticRegr
     }  # fmt: skip
 
 
-def apply_logistic(spec: dict[str, Any], x: Matrix) -> Matrix:
-    return logistic_from(spec).probability(x)
-
-
 def precision_threshold(p: Matrix, y: Matrix, target: float) -> tuple[float, float, float]:
     """The lowest threshold whose precision (on these cases) is ≥ target: (threshold, precision, coverage).
     Each candidate threshold is a probability rounded down, so it still shows the case it came from.
@@ -286,7 +282,7 @@ def choose_bars(
     dev: list[CaseData],
     probs: list[list[Matrix]],
     value: Callable[[Matrix], Matrix],
-    answer_spec: dict[str, Any],
+    answerable: Callable[[Matrix], Matrix],
     precision: float,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The value bar and the answerable bar chosen on dev, with the dev figures they give."""
@@ -294,7 +290,7 @@ def choose_bars(
     dvp, dvy = best_values(dev_values, value)
     t_value, v_precision, v_coverage = precision_threshold(dvp, dvy, precision)
     dax, day = answerable_rows(dev, probs, value)
-    t_answer, a_accuracy = decision_threshold(apply_logistic(answer_spec, dax), day)
+    t_answer, a_accuracy = decision_threshold(answerable(dax), day)
     value_dev = {
         "threshold": t_value, "precision": round(v_precision, 4), "coverage": round(v_coverage, 4),
         "candidates": len(dvy), "right_if_all_shown": round(float(dvy.mean()), 4) if len(dvy) else 0.0,
@@ -309,7 +305,9 @@ def bars_only(path: Path, dev: list[CaseData], precision: float, started: float)
     data = json.loads(path.read_text(encoding="utf-8"))
     fitted = from_dict(data)
     probs = [probabilities_of(fitted.unit_probability, d) for d in dev]
-    value_dev, answerable_dev = choose_bars(dev, probs, fitted.value.probability, data["answerable"], precision)
+    value_dev, answerable_dev = choose_bars(
+        dev, probs, fitted.value.probability, fitted.answerable.probability, precision
+    )
     data["value"]["threshold"], data["answerable"]["threshold"] = value_dev["threshold"], answerable_dev["threshold"]
     data["figures"]["value_dev"], data["figures"]["answerable_dev"] = value_dev, answerable_dev
     data["dev (thresholds)"] = [p.name for p in split_files("dev")]
@@ -356,7 +354,9 @@ def main(argv: list[str] | None = None) -> int:
     value = logistic_from(value_spec).probability
     ax, ay = answerable_rows(train, oof, value)
     _, answer_spec = logistic(ax, ay, ANSWERABLE_FEATURES)
-    value_dev, answerable_dev = choose_bars(dev, dev_probs, value, answer_spec, args.precision)
+    value_dev, answerable_dev = choose_bars(
+        dev, dev_probs, value, logistic_from(answer_spec).probability, args.precision
+    )
     value_spec["threshold"], answer_spec["threshold"] = value_dev["threshold"], answerable_dev["threshold"]
     report = {"unit_cv_train": cv, "unit_dev": on_dev, "value_dev": value_dev, "answerable_dev": answerable_dev}
     model_json = {

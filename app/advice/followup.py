@@ -46,8 +46,8 @@ _REASK = re.compile(
     r"|それでも|変わりますか|変わる[？?]",
     re.I,
 )
-_VERSION = re.compile(r"v?\d+(?:\.\d+)+|v\d+", re.I)
-_VERSION_WORD = re.compile(r"(?<![A-Za-z0-9.])(?:v?\d+(?:\.\d+)+|v\d+)(?![A-Za-z0-9.])", re.I)
+# A version ("v2.1", "1.30"); ASCII boundaries, since in "v2.1では" the kana are word characters too.
+_VERSION = re.compile(r"(?<![A-Za-z0-9.])(?:v?\d+(?:\.\d+)+|v\d+)(?![A-Za-z0-9.])", re.I)
 # ASCII boundaries, not \b: in "Kubernetesの保守" the kana are word characters too.
 _PLATFORMS = {
     "slurm": re.compile(r"(?<![a-z0-9])slurm(?![a-z0-9])|スラーム", re.I),
@@ -102,8 +102,8 @@ def _without_replaced(context: str, focus: str, names: Collection[str] = ()) -> 
         for name in sorted(names, key=len, reverse=True):
             if not _mentions(focus, name):
                 context = re.sub(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", "", context, flags=re.I)
-    if _VERSION_WORD.search(focus):  # "v2.1では？" asks about that version instead of the one asked before
-        context = _VERSION_WORD.sub("", context)
+    if _VERSION.search(focus):  # "v2.1では？" asks about that version instead of the one asked before
+        context = _VERSION.sub("", context)
     return re.sub(r"\s{2,}", " ", context).strip()
 
 

@@ -56,7 +56,9 @@ def test_bars_only_chooses_the_bars_on_dev_and_keeps_the_models(tmp_path: Path) 
     shipped = load(MODEL_PATH)
     assert shipped is not None
     probs = [fit.probabilities_of(shipped.unit_probability, d) for d in dev]
-    value_dev, answerable_dev = fit.choose_bars(dev, probs, shipped.value.probability, before["answerable"], 0.9)
+    value_dev, answerable_dev = fit.choose_bars(
+        dev, probs, shipped.value.probability, shipped.answerable.probability, 0.9
+    )
     assert after["value"]["threshold"] == value_dev["threshold"] == after["figures"]["value_dev"]["threshold"]
     assert after["answerable"]["threshold"] == answerable_dev["threshold"]
     assert answerable_dev["cases"] == 40 and "--bars-only" in after["bars chosen"]
