@@ -4,18 +4,23 @@
    (``Advisor.inspect``): its candidate units with their features. A unit is a positive when one of the
    question's key-fact groups matches what the answer would show of it (a code line's window, a lead-in with
    what it announces).
-2. The unit model (gradient-boosted trees) is fitted on train, with 5-fold cross-validation grouped by
-   question for its figures (top-1, MRR, top-3 covering every key fact) and for the out-of-fold
-   probabilities the next two models are fitted on.
+2. The unit model (LightGBM trees with a ranking objective: each question's units are ranked against each
+   other) is fitted on train, with 5-fold cross-validation grouped by question for its figures (top-1, MRR,
+   top-3 covering every key fact) and for the out-of-fold scores. Those scores calibrate it (Platt: a
+   logistic fit of the labels on the score), and the calibrated out-of-fold probabilities are what the next
+   two models are fitted on. The fit is deterministic: the same cache gives the same models and bars.
 3. The value model (logistic) learns whether the best valued unit's value is right; the answerable model
    (logistic) whether the documents answer the question at all.
 4. Thresholds are chosen on dev: the value line's, the lowest that keeps dev precision ≥ ``--precision``; the
-   answerable one, the one that makes the fewest wrong answer-or-refuse decisions on dev.
+   answerable one, the one that makes the fewest wrong answer-or-refuse decisions on dev. When no value bar holds
+   the precision, the bar is 1.01: the value line is not shown.
    ``--bars-only`` chooses the two thresholds again on the current dev split and keeps the fitted models (when
    dev has grown, or the code that reads questions has changed since the fit).
 The test split is never read here.
 
 Deliberately left out: searching hyper-parameters (a few fixed, conservative ones; dev decides features).
+The unit model's trees are written in the layout ``app.answer.selector.Trees`` reads (LightGBM stays out of
+the app).
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import lightgbm as lgb
 import numpy as np
-from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import average_precision_score
 from sklearn.model_selection import GroupKFold
@@ -42,14 +47,19 @@ from sklearn.model_selection import GroupKFold
 from app.answer.evidence import followers
 from app.answer.features import FEATURES
 from app.answer.lead import ANSWERABLE_FEATURES, answerable_features
-from app.answer.selector import FORMAT, MODEL_PATH, from_dict, logistic_from
+from app.answer.selector import FORMAT, MODEL_PATH, Trees, from_dict, logistic_from, sigmoid
 from app.answer.value_candidates import VALUE_FEATURES, SpanCandidate, span_candidates, value_rows
 from app.models import VALUE_TYPES, Turn
 from core.units import code_window
 from evals.golden import GoldenCase, compile_pattern, load_split, split_files
 
 Matrix = np.ndarray[Any, np.dtype[np.float64]]
-TREES = {"n_estimators": 200, "max_depth": 3, "learning_rate": 0.08, "subsample": 0.8, "random_state": 0}
+# One seed, one thread and LightGBM's deterministic mode: a refit of the same cache writes the same trees.
+RANKER: dict[str, Any] = {
+    "objective": "lambdarank", "lambdarank_truncation_level": 10, "n_estimators": 200, "learning_rate": 0.05,
+    "num_leaves": 15, "max_depth": 4, "min_child_samples": 10, "subsample": 0.8, "subsample_freq": 1, "colsample_bytree": 0.8,
+    "random_state": 0, "deterministic": True, "force_row_wise": True, "n_jobs": 1, "verbose": -1,
+}  # fmt: skip
 
 
 @dataclass
@@ -161,10 +171,6 @@ def unit_rows(data: list[CaseData]) -> tuple[Matrix, Matrix, np.ndarray[Any, np.
     return np.vstack(xs), np.concatenate(ys), np.concatenate(gs)
 
 
-def probabilities(model: Any, d: CaseData) -> list[Matrix]:
-    return probabilities_of(lambda x: model.predict_proba(x)[:, 1], d)
-
-
 def probabilities_of(unit: Callable[[Matrix], Matrix], d: CaseData) -> list[Matrix]:
     """Per part, the unit model's probability of each candidate unit (none for a case without candidates)."""
     return [unit(d.matrix[i]) for i in range(d.matrix.shape[0])] if len(d.labels) else []
@@ -264,18 +270,50 @@ def decision_threshold(p: Matrix, y: Matrix) -> tuple[float, float]:
     return float(t), acc
 
 
-def trees_json(model: GradientBoostingClassifier, params: dict[str, Any] = TREES) -> dict[str, Any]:
-    prior = float(np.clip(model.init_.class_prior_[1], 1e-6, 1 - 1e-6))
-    trees = []
-    for (estimator,) in model.estimators_:
-        t = estimator.tree_
-        trees.append({
-            "feature": t.feature.tolist(), "threshold": np.round(t.threshold, 6).tolist(),
-            "left": t.children_left.tolist(), "right": t.children_right.tolist(),
-            "value": np.round(t.value[:, 0, 0], 6).tolist(),
-        })  # fmt: skip
-    return {"kind": "gradient-boosted trees", "init": round(float(np.log(prior / (1 - prior))), 6),
-            "rate": model.learning_rate, "params": params, "trees": trees}  # fmt: skip
+def fit_ranker(x: Matrix, y: Matrix, groups: np.ndarray[Any, np.dtype[np.int64]]) -> Trees:
+    """The unit model's trees (raw scores, not yet calibrated). A question's rows are contiguous and in
+    ascending order in ``unit_rows``, so the counts of its sorted group ids are the query sizes LightGBM wants."""
+    sizes = np.unique(groups, return_counts=True)[1]
+    model = lgb.LGBMRanker(**RANKER).fit(x, y.astype(int), group=sizes)
+    return Trees(0.0, 1.0, [_flat_tree(t["tree_structure"]) for t in model.booster_.dump_model()["tree_info"]])
+
+
+def _flat_tree(root: dict[str, Any]) -> dict[str, list[Any]]:
+    """One LightGBM tree in the layout ``Trees`` walks: node arrays, a split sends ``x <= threshold`` left."""
+    tree: dict[str, list[Any]] = {"feature": [], "threshold": [], "left": [], "right": [], "value": []}
+
+    def add(node: dict[str, Any]) -> int:
+        at = len(tree["feature"])
+        for key, empty in (("feature", 0), ("threshold", 0.0), ("left", -1), ("right", -1), ("value", 0.0)):
+            tree[key].append(empty)
+        if "leaf_value" in node:
+            tree["value"][at] = float(node["leaf_value"])
+            return at
+        # Only plain numeric splits: a categorical split or zeros read as missing would not be "x <= threshold".
+        if node["decision_type"] != "<=" or node.get("missing_type") == "Zero":
+            raise ValueError(f"unit model: unsupported split {node['decision_type']!r} ({node.get('missing_type')})")
+        tree["feature"][at], tree["threshold"][at] = int(node["split_feature"]), float(node["threshold"])
+        tree["left"][at] = add(node["left_child"])
+        tree["right"][at] = add(node["right_child"])
+        return at
+
+    add(root)
+    return tree
+
+
+def calibrate(raw: list[list[Matrix]], data: list[CaseData]) -> tuple[float, float]:
+    """Platt scaling of out-of-fold ranking scores: (slope, intercept) of the labels' logistic fit on the score
+    (a unit's best score over the question's parts, as the quotes are ranked)."""
+    scores = np.concatenate([np.max(np.stack(p), axis=0) for p, d in zip(raw, data, strict=True) if len(d.labels)])
+    labels = np.concatenate([d.labels for d in data if len(d.labels)])
+    model = LogisticRegression(C=1e6, max_iter=1000).fit(scores[:, None], labels)
+    return float(model.coef_[0][0]), float(model.intercept_[0])
+
+
+def unit_json(trees: Trees, slope: float, intercept: float) -> dict[str, Any]:
+    """The calibrated unit model as the model file holds it: probability = sigmoid(init + rate · Σ leaves)."""
+    return {"kind": "LightGBM lambdarank trees, Platt-calibrated", "init": round(intercept, 6),
+            "rate": round(slope, 6), "params": RANKER, "trees": trees.trees}  # fmt: skip
 
 
 def choose_bars(
@@ -330,20 +368,17 @@ def main(argv: list[str] | None = None) -> int:
         return bars_only(args.out, cached("dev", args.cache), args.precision, started)
     train, dev = (cached(name, args.cache) for name in ("train", "dev"))
     x, y, groups = unit_rows(train)
-    oof: list[list[Matrix]] = [[] for _ in train]
-    index = {k: n for n, k in enumerate(sorted(set(groups.tolist())))}
+    raw: list[list[Matrix]] = [[] for _ in train]
     for fold, (fit_idx, _) in enumerate(GroupKFold(n_splits=5).split(x, y, groups)):
-        model = GradientBoostingClassifier(**TREES).fit(x[fit_idx], y[fit_idx])
-        held = set(groups.tolist()) - set(groups[fit_idx].tolist())
-        for k in held:
-            oof[k] = probabilities(model, train[k])
+        fold_trees = fit_ranker(x[fit_idx], y[fit_idx], groups[fit_idx])
+        for k in set(groups.tolist()) - set(groups[fit_idx].tolist()):
+            raw[k] = probabilities_of(fold_trees.raw, train[k])
         print(f"fold {fold + 1}/5 fitted", file=sys.stderr)
-    for k, d in enumerate(train):
-        if not len(d.labels):
-            oof[k] = []
-    del index
-    unit = GradientBoostingClassifier(**TREES).fit(x, y)
-    dev_probs = [probabilities(unit, d) for d in dev]
+    slope, intercept = calibrate(raw, train)
+    oof = [[sigmoid(intercept + slope * p) for p in parts] for parts in raw]
+    unit = unit_json(fit_ranker(x, y, groups), slope, intercept)
+    unit_model = Trees(unit["init"], unit["rate"], unit["trees"])
+    dev_probs = [probabilities_of(unit_model.probability, d) for d in dev]
     cv, on_dev = ranking_figures(train, oof), ranking_figures(dev, dev_probs)
     train_values = value_data(train, oof)
     vx = np.vstack([rows for rows, _ in train_values])
@@ -367,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         "fitted": time.strftime("%Y-%m-%d"),
         "figures": report,
         "features": list(FEATURES),
-        "unit": trees_json(unit),
+        "unit": unit,
         "value": value_spec,
         "answerable": answer_spec,
     }

@@ -4,8 +4,9 @@
 ``python -m evals.fit`` (which names the question files it was fitted on and the dev split that chose the
 thresholds):
 
-- ``unit``: gradient-boosted trees; the probability that a unit answers the question (fitted on units labelled
-  by the key-fact groups of the training questions);
+- ``unit``: boosted trees fitted to rank each training question's units (labelled by its key-fact groups),
+  their summed score calibrated to the probability that a unit answers the question (``init + rate · score``
+  through a sigmoid);
 - ``value``: a logistic model over a part's value spans (``app.answer.value_candidates``); the
   probability that a value is right — the value line shows the best one only above ``threshold`` (chosen on
   dev for precision);
@@ -44,7 +45,8 @@ def sigmoid(x: Matrix) -> Matrix:
 
 @dataclass(frozen=True)
 class Trees:
-    """A boosted ensemble of regression trees on the log-odds scale (scikit-learn's layout, as lists).
+    """A boosted ensemble of regression trees on the log-odds scale: per tree, node arrays (a split sends
+    ``x <= threshold`` left, a leaf has ``left == -1``).
 
     The trees are packed into padded arrays once, so a batch of rows walks every tree together: one step per
     level, not one per tree."""
