@@ -62,3 +62,37 @@ def test_bars_only_chooses_the_bars_on_dev_and_keeps_the_models(tmp_path: Path) 
     assert after["value"]["threshold"] == value_dev["threshold"] == after["figures"]["value_dev"]["threshold"]
     assert after["answerable"]["threshold"] == answerable_dev["threshold"]
     assert answerable_dev["cases"] == 40 and "--bars-only" in after["bars chosen"]
+
+
+def _ranked_questions(rng: np.random.Generator, n: int = 40) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of ``n`` questions of 10 units each (as ``unit_rows`` gives them): the unit whose first feature is
+    highest answers."""
+    x = rng.random((n * 10, 4))
+    y = np.zeros(n * 10)
+    for q in range(n):
+        y[q * 10 + int(np.argmax(x[q * 10 : q * 10 + 10, 0]))] = 1.0
+    return x, y, np.repeat(np.arange(n), 10)
+
+
+def test_the_ranker_fit_is_deterministic_and_ranks() -> None:
+    x, y, groups = _ranked_questions(np.random.default_rng(0))
+    first, second = fit.fit_ranker(x, y, groups), fit.fit_ranker(x, y, groups)
+    assert json.dumps(first.trees) == json.dumps(second.trees)  # a refit writes the same model file
+    scores = first.raw(x).reshape(-1, 10)
+    assert (np.argmax(scores, axis=1) == np.argmax(y.reshape(-1, 10), axis=1)).mean() > 0.9
+
+
+def test_calibration_maps_higher_scores_to_higher_probabilities() -> None:
+    rng = np.random.default_rng(1)
+    data = []
+    for k in range(30):
+        labels = np.zeros(5)
+        labels[k % 5] = 1.0
+        data.append(
+            fit.CaseData(f"tr-{k}", False, np.zeros((1, 5, 1)), labels, [{0} if v else set() for v in labels], 1)
+        )
+    # raw scores: the answering unit scores about 2 higher; two parts, the best one counts
+    raw = [[d.labels * 2 + rng.normal(scale=0.5, size=5) - 1, np.full(5, -5.0)] for d in data]
+    slope, intercept = fit.calibrate(raw, data)
+    assert slope > 1.0
+    assert 1 / (1 + np.exp(-(intercept + slope * 1.0))) > 0.7 > 0.3 > 1 / (1 + np.exp(-(intercept - slope)))
