@@ -273,6 +273,8 @@ def decision_threshold(p: Matrix, y: Matrix) -> tuple[float, float]:
 def fit_ranker(x: Matrix, y: Matrix, groups: np.ndarray[Any, np.dtype[np.int64]]) -> Trees:
     """The unit model's trees (raw scores, not yet calibrated). A question's rows are contiguous and in
     ascending order in ``unit_rows``, so the counts of its sorted group ids are the query sizes LightGBM wants."""
+    if np.any(np.diff(groups) < 0):
+        raise ValueError("unit rows must come question by question, in ascending order (as unit_rows gives them)")
     sizes = np.unique(groups, return_counts=True)[1]
     model = lgb.LGBMRanker(**RANKER).fit(x, y.astype(int), group=sizes)
     return Trees(0.0, 1.0, [_flat_tree(t["tree_structure"]) for t in model.booster_.dump_model()["tree_info"]])

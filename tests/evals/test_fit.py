@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from app.answer.features import FEATURES
 from app.answer.selector import MODEL_PATH, load
@@ -80,6 +81,8 @@ def test_the_ranker_fit_is_deterministic_and_ranks() -> None:
     assert json.dumps(first.trees) == json.dumps(second.trees)  # a refit writes the same model file
     scores = first.raw(x).reshape(-1, 10)
     assert (np.argmax(scores, axis=1) == np.argmax(y.reshape(-1, 10), axis=1)).mean() > 0.9
+    with pytest.raises(ValueError, match="question by question"):
+        fit.fit_ranker(x, y, groups[::-1].copy())  # query sizes would be read against the wrong rows
 
 
 def test_calibration_maps_higher_scores_to_higher_probabilities() -> None:
