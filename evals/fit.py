@@ -47,7 +47,7 @@ from sklearn.model_selection import GroupKFold
 from app.answer.evidence import followers
 from app.answer.features import FEATURES
 from app.answer.lead import ANSWERABLE_FEATURES, answerable_features
-from app.answer.selector import FORMAT, MODEL_PATH, Trees, from_dict, logistic_from, sigmoid
+from app.answer.selector import FORMAT, MODEL_PATH, Trees, from_dict, logistic_from, sigmoid, trees_from
 from app.answer.value_candidates import VALUE_FEATURES, SpanCandidate, span_candidates, value_rows
 from app.models import VALUE_TYPES, Turn
 from core.units import code_window
@@ -379,8 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     slope, intercept = calibrate(raw, train)
     oof = [[sigmoid(intercept + slope * p) for p in parts] for parts in raw]
     unit = unit_json(fit_ranker(x, y, groups), slope, intercept)
-    unit_model = Trees(unit["init"], unit["rate"], unit["trees"])
-    dev_probs = [probabilities_of(unit_model.probability, d) for d in dev]
+    dev_probs = [probabilities_of(trees_from(unit).probability, d) for d in dev]
     cv, on_dev = ranking_figures(train, oof), ranking_figures(dev, dev_probs)
     train_values = value_data(train, oof)
     vx = np.vstack([rows for rows, _ in train_values])

@@ -143,14 +143,15 @@ def from_dict(data: dict[str, Any]) -> Selector:
         raise ValueError(f"selector model: expected format {FORMAT!r}, got {data.get('format')!r}")
     return Selector(
         features=list(data["features"]),
-        unit=_trees(data["unit"]),
+        unit=trees_from(data["unit"]),
         value=logistic_from(data["value"]),
         answerable=logistic_from(data["answerable"]),
         meta={k: v for k, v in data.items() if k not in ("unit", "value", "answerable", "features")},
     )
 
 
-def _trees(data: dict[str, Any]) -> Trees:
+def trees_from(data: dict[str, Any]) -> Trees:
+    """Boosted trees from their JSON form (the unit model of the model file)."""
     return Trees(float(data["init"]), float(data["rate"]), list(data["trees"]), float(data.get("threshold", 0.5)))
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from app.answer.features import FEATURES
-from app.answer.selector import MODEL_PATH, load
+from app.answer.selector import MODEL_PATH, load, sigmoid
 from app.answer.value_candidates import STATIC, SpanCandidate
 from app.answer.values import Span
 from evals import fit
@@ -98,4 +98,4 @@ def test_calibration_maps_higher_scores_to_higher_probabilities() -> None:
     raw = [[d.labels * 2 + rng.normal(scale=0.5, size=5) - 1, np.full(5, -5.0)] for d in data]
     slope, intercept = fit.calibrate(raw, data)
     assert slope > 1.0
-    assert 1 / (1 + np.exp(-(intercept + slope * 1.0))) > 0.7 > 0.3 > 1 / (1 + np.exp(-(intercept - slope)))
+    assert sigmoid(np.array(intercept + slope)) > 0.7 > 0.3 > sigmoid(np.array(intercept - slope))

@@ -17,7 +17,7 @@ from app.answer.features import FEATURES, Candidates, candidates
 from app.answer.lead import choose_quotes
 from app.answer.locate import part_query
 from app.answer.question import analyse
-from app.answer.selector import FORMAT, MODEL_PATH, Logistic, Selector, Trees, from_dict, load
+from app.answer.selector import FORMAT, MODEL_PATH, Logistic, Selector, Trees, from_dict, load, sigmoid, trees_from
 from app.models import Passage
 from core.units import split_units
 from evals.fit import RANKER, fit_ranker, unit_json
@@ -48,8 +48,8 @@ def test_the_calibrated_unit_model_reads_back_from_json() -> None:
     x, y, groups = _ranking_data()
     trees = fit_ranker(x, y, groups)
     spec = json.loads(json.dumps(unit_json(trees, 0.8, -1.5)))  # through JSON, as the model file is read
-    read = Trees(spec["init"], spec["rate"], spec["trees"])
-    assert np.allclose(read.probability(x), 1 / (1 + np.exp(-(0.8 * trees.raw(x) - 1.5))))
+    read = trees_from(spec)
+    assert np.allclose(read.probability(x), sigmoid(0.8 * trees.raw(x) - 1.5))
     # a ranking, not a constant: the answering units score higher
     assert read.probability(x)[y == 1].mean() > read.probability(x)[y == 0].mean() + 0.1
 
