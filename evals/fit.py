@@ -12,8 +12,8 @@
 3. The value model (logistic) learns whether the best valued unit's value is right; the answerable model
    (logistic) whether the documents answer the question at all.
 4. Thresholds are chosen on dev: the value line's, the lowest that keeps dev precision ≥ ``--precision``; the
-   answerable one, the one that makes the fewest wrong answer-or-refuse decisions on dev. When no value bar holds
-   the precision, the bar is 1.01: the value line is not shown.
+   answerable one, the one that makes the fewest wrong answer-or-refuse decisions on dev (the middle one of a
+   tie). When no value bar holds the precision, the bar is 1.01: the value line is not shown.
    ``--bars-only`` chooses the two thresholds again on the current dev split and keeps the fitted models (when
    dev has grown, or the code that reads questions has changed since the fit).
 The test split is never read here.
@@ -263,11 +263,16 @@ def precision_threshold(p: Matrix, y: Matrix, target: float) -> tuple[float, flo
 
 
 def decision_threshold(p: Matrix, y: Matrix) -> tuple[float, float]:
-    """The threshold with the fewest wrong answer-or-refuse decisions: (threshold, accuracy)."""
+    """The threshold with the fewest wrong answer-or-refuse decisions: (threshold, accuracy). Where several
+    thresholds tie, the middle one: the lowest (or highest) of them sits where one case decided the tie.
+
+    >>> decision_threshold(np.array([0.1, 0.3, 0.4, 0.6, 0.7, 0.9]), np.array([0, 1, 0, 1, 0, 1]))
+    (0.6, 0.6666666666666666)
+    """
     candidates = sorted(set(np.round(p, 4)))
-    scored = [(float(((p >= t) == (y > 0)).mean()), -t, t) for t in candidates]
-    acc, _, t = max(scored)
-    return float(t), acc
+    accuracy = [float(((p >= t) == (y > 0)).mean()) for t in candidates]
+    tied = [t for t, a in zip(candidates, accuracy, strict=True) if a == max(accuracy)]
+    return float(tied[len(tied) // 2]), max(accuracy)
 
 
 def fit_ranker(x: Matrix, y: Matrix, groups: np.ndarray[Any, np.dtype[np.int64]]) -> Trees:

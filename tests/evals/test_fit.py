@@ -21,6 +21,17 @@ def test_doctests() -> None:
     assert doctest.testmod(fit).failed == 0
 
 
+def test_the_answerable_bar_is_the_middle_of_a_tie_not_its_lowest() -> None:
+    # the fewest wrong decisions (4 of 10) come at 0.15, 0.55, 0.75 and 0.95: the lowest is one case from
+    # losing it, the middle one sits among the others
+    p = np.arange(0.05, 1.0, 0.1).round(2)
+    y = np.array([0, 1, 1, 0, 0, 1, 0, 1, 0, 1])
+    threshold, accuracy = fit.decision_threshold(p, y)
+    assert accuracy == pytest.approx(0.6)
+    assert threshold == pytest.approx(0.75)
+    assert float(((p >= 0.15) == (y > 0)).mean()) == pytest.approx(accuracy)  # tied, not chosen
+
+
 def test_every_prefix_of_the_ranking_is_a_candidate_bar() -> None:
     # the fifth value's probability rounds up to 0.8426: the bar must still be able to show it
     p = np.array([0.95, 0.93, 0.9, 0.88, 0.842591, 0.84, 0.3])
