@@ -55,7 +55,7 @@ from app.models import (
     ValueLine,
     Verdict,
 )
-from app.retrieval.bridge import english_words
+from app.retrieval.bridge import text_bridge
 from app.retrieval.companions import one_per_section, with_originals
 from app.retrieval.retriever import Mode, Retriever
 from app.retrieval.snapshot import Snapshot
@@ -262,9 +262,9 @@ class Advisor:
         """Score the passages' units; the new turn's words weigh fully, the earlier question's half."""
         idf, glossary = snap.lexical.idf, self.retriever.glossary
         focus = strip_injection(turn.focus) if turn.context else query
-        bridge = english_words
-        weights = concept_weights(focus, glossary.matched_groups(focus), idf, bridge)
-        for concept, w in concept_weights(turn.context, glossary.matched_groups(turn.context), idf, bridge).items():
+        weights = concept_weights(focus, glossary.matched_groups(focus), idf, text_bridge(focus))
+        context = concept_weights(turn.context, glossary.matched_groups(turn.context), idf, text_bridge(turn.context))
+        for concept, w in context.items():
             weights.setdefault(concept, CONTEXT_WEIGHT * w)
         return score_passages(
             weights, passages, howto=is_howto_question(focus), housekeeping_ok=bool(HOUSEKEEPING.search(focus))
@@ -292,15 +292,17 @@ class Advisor:
 
     def _part_queries(self, typed: TypedQuestion, turn: Resolved, query: str, snap: Snapshot) -> list[PartQuery]:
         """Each part's own words weigh fully; the rest of the question (its topic) and the earlier turn less."""
-        idf, glossary, bridge = snap.lexical.idf, self.retriever.glossary, english_words
+        idf, glossary = snap.lexical.idf, self.retriever.glossary
         whole = strip_injection(turn.focus) if turn.context else query
         queries = []
         for part in typed.parts:
-            weights = concept_weights(part.text, glossary.matched_groups(part.text), idf, bridge)
+            weights = concept_weights(part.text, glossary.matched_groups(part.text), idf, text_bridge(part.text))
             for text, share in ((whole, CONTEXT_WEIGHT), (turn.context, CONTEXT_WEIGHT / 2)):
-                for concept, w in concept_weights(text, glossary.matched_groups(text), idf, bridge).items():
+                for concept, w in concept_weights(text, glossary.matched_groups(text), idf, text_bridge(text)).items():
                     weights.setdefault(concept, share * w)
-            attribute = concept_weights(part.attribute, glossary.matched_groups(part.attribute), idf, bridge)
+            attribute = concept_weights(
+                part.attribute, glossary.matched_groups(part.attribute), idf, text_bridge(part.attribute)
+            )
             products = [e for e in typed.focus.split(" · ") if e in snap.names]
             others = [p.text for p in typed.parts if p is not part]
             queries.append(part_query(part, weights, attribute, whole, products, others))

@@ -93,6 +93,22 @@ def japanese_words(text: str) -> list[str]:
     return words
 
 
+def content_runs(text: str) -> list[list[tuple[str, str]]]:
+    """Runs of adjacent Japanese content words, each word as (surface, token): "読み取り専用にする" gives
+    [[("読み取り", "w:読み取る"), ("専用", "w:専用")], [("する", "w:為る")]] (a compound the dictionary may
+    know as one word)."""
+    from sudachipy import SplitMode
+
+    runs: list[list[tuple[str, str]]] = [[]]
+    for m in _sudachi().tokenize(normalize(text), SplitMode.B):
+        surface = m.surface()
+        if _CJK_RUN.fullmatch(surface) and m.part_of_speech()[0] in _CONTENT_POS:
+            runs[-1].append((surface, "w:" + m.normalized_form()))
+        elif runs[-1]:
+            runs.append([])
+    return [r for r in runs if r]
+
+
 @lru_cache(maxsize=65_536)
 def _tokens(text: str) -> tuple[str, ...]:
     norm = normalize(text)

@@ -3,7 +3,9 @@
 A unit is the smallest quotable piece that still stands alone: a sentence, a list item (with its parent
 item as context), or a table row shown with its header ("観点: 主目的; Slurm: …"). Scores combine
 IDF-weighted lexical coverage of the question (glossary-expanded) with an optional dense similarity
-supplied by the caller, plus the passage's retrieval rank.
+supplied by the caller, plus the passage's retrieval rank. A Japanese word's dictionary glosses cover it in
+English text in the forms English writes them: "specification" covers "specify", "entry point" covers
+``entrypoint``.
 
 Each unit knows its block (paragraph, list, table or code block), so a lead-in ("…three things:") can
 bring along what it announces (``followers``), a section heading can stand for the table that opens its
@@ -18,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from app.models import Passage
 from core.text import content_tokens
@@ -107,12 +110,44 @@ def concept_weights(
         if t in used:
             continue
         # a Japanese word the glossary does not know: its dictionary glosses cover it in English text
-        bridged = tuple(tuple(content_tokens(g)) for g in (bridge(t) if bridge else ()) if content_tokens(g))
+        bridged = tuple(form for g in (bridge(t) if bridge else ()) for form in _gloss_forms(g))
         out[((t,), *dict.fromkeys(bridged)) if bridged else t] = w
     return out
 
 
-def _covered(concept: Concept, present: set[str]) -> bool:
+# A dictionary gloss names a word in one of its forms ("specification", "execution") where documentation uses
+# another ("specify", "execute"): a gloss word this long matches any English word that starts the same.
+GLOSS_PREFIX = 6
+
+
+def _gloss_forms(gloss: str) -> list[tuple[str, ...]]:
+    """The ways English text writes a gloss: its words, run together as in code ("entry point" is
+    ``entrypoint``) and apart where the dictionary joins them ("home-directory")."""
+    tokens = content_tokens(gloss)
+    if not tokens:
+        return []
+    forms = [tuple(map(_stem_of, tokens)), tuple(map(_stem_of, (w for t in tokens for w in t.split("-") if w)))]
+    if len(tokens) > 1:
+        forms.append(("".join(tokens),))  # a whole word: its first letters would match its first word alone
+    return list(dict.fromkeys(f for f in forms if f))
+
+
+def _stem_of(gloss_token: str) -> str:
+    """A gloss word as it is matched: its first letters when it is long enough (see ``GLOSS_PREFIX``)."""
+    return (
+        f"~{gloss_token[:GLOSS_PREFIX]}" if gloss_token.isascii() and len(gloss_token) >= GLOSS_PREFIX else gloss_token
+    )
+
+
+@lru_cache(maxsize=65_536)
+def present_tokens(text: str) -> frozenset[str]:
+    """A text's content tokens, and the first letters of its long English words (for glosses)."""
+    tokens = content_tokens(text)
+    return frozenset([*tokens, *(_stem_of(t) for t in tokens if t.isascii() and len(t) >= GLOSS_PREFIX)])
+
+
+def covered(concept: Concept, present: frozenset[str] | set[str]) -> bool:
+    """Whether a concept occurs among ``present`` tokens (``present_tokens``): any of its alternatives, whole."""
     if isinstance(concept, str):
         return concept in present
     return any(all(t in present for t in alternative) for alternative in concept)
@@ -123,8 +158,8 @@ def coverage(query_weights: Mapping[Concept, float], text: str) -> float:
     total = sum(query_weights.values())
     if not total:
         return 0.0
-    present = set(content_tokens(text))
-    return sum(w for c, w in query_weights.items() if _covered(c, present)) / total
+    present = present_tokens(text)
+    return sum(w for c, w in query_weights.items() if covered(c, present)) / total
 
 
 # Project housekeeping sections of READMEs: how to contribute, the licence, contacts, a table of

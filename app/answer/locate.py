@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from app.answer.counting import count_spans, counts
-from app.answer.evidence import Concept, Evidence, coverage
+from app.answer.evidence import Concept, Evidence, coverage, covered, present_tokens
 from app.answer.question import unit_has_qualifier
 from app.answer.values import Span, find_values, identifier_words, split_identifier
 from app.models import VALUE_TYPES, AnswerType, Passage, QuestionPart, TypedQuestion
@@ -230,14 +230,8 @@ def documented(attribute: Mapping[Concept, float], passages: Sequence[Passage]) 
     release instead of master", "an older operator") that no passage uses cannot be matched by any unit:
     the bar is the share of what the documents could say."""
     text = " ".join(f"{p.title} {p.section} {p.text} {' '.join(identifier_words(p.text))}" for p in passages)
-    present = set(content_tokens(text))
-    return {c: w for c, w in attribute.items() if _present(c, present)}
-
-
-def _present(concept: Concept, tokens: set[str]) -> bool:
-    if isinstance(concept, str):
-        return concept in tokens
-    return any(all(t in tokens for t in alternative) for alternative in concept)
+    present = present_tokens(text)
+    return {c: w for c, w in attribute.items() if covered(c, present)}
 
 
 def locate_part(

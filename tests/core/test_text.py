@@ -101,3 +101,12 @@ def test_rrf_complete_does_not_punish_a_candidate_outside_one_top_list() -> None
     lexical_all = {**lexical_top, "c": 0.0}
     complete = [c for c, _ in rrf_complete([dense_all, lexical_all], weights=[1.0, 0.6])]
     assert complete == ["a", "x", "b", "c"]
+
+
+def test_content_runs_are_adjacent_japanese_content_words() -> None:
+    from core.text import content_runs
+
+    runs = content_runs("逆に読み取り専用にするのは？ and more")
+    assert [surface for surface, _ in runs[1]] == ["読み取り", "専用"]
+    assert runs[1][0][1] == "w:読み取る"  # the token is the normalised form, as tokenize gives it
+    assert content_runs("only English here") == []
