@@ -79,31 +79,32 @@ def _sudachi() -> Any:
     return tokenizer
 
 
-def japanese_words(text: str) -> list[str]:
-    """Content words of Japanese text (Sudachi, mode B, normalised forms); Latin words are skipped."""
+def _morphemes(text: str) -> list[tuple[str, str]]:
+    """Each Sudachi morpheme (mode B) of ``text`` as (surface, token): the token is ``w:`` + the normalised
+    form for a Japanese content word, "" for anything else (particles, punctuation, Latin words)."""
     from sudachipy import SplitMode
 
-    words = []
-    for m in _sudachi().tokenize(text, SplitMode.B):
-        surface = m.surface()
-        if not _CJK_RUN.search(surface):
-            continue
-        if m.part_of_speech()[0] in _CONTENT_POS:
-            words.append("w:" + m.normalized_form())
-    return words
+    return [
+        (m.surface(), f"w:{m.normalized_form()}" if m.part_of_speech()[0] in _CONTENT_POS else "")
+        if _CJK_RUN.search(m.surface())
+        else (m.surface(), "")
+        for m in _sudachi().tokenize(text, SplitMode.B)
+    ]
+
+
+def japanese_words(text: str) -> list[str]:
+    """Content words of Japanese text (Sudachi, mode B, normalised forms); Latin words are skipped."""
+    return [token for _, token in _morphemes(text) if token]
 
 
 def content_runs(text: str) -> list[list[tuple[str, str]]]:
     """Runs of adjacent Japanese content words, each word as (surface, token): "読み取り専用にする" gives
     [[("読み取り", "w:読み取る"), ("専用", "w:専用")], [("する", "w:為る")]] (a compound the dictionary may
     know as one word)."""
-    from sudachipy import SplitMode
-
     runs: list[list[tuple[str, str]]] = [[]]
-    for m in _sudachi().tokenize(normalize(text), SplitMode.B):
-        surface = m.surface()
-        if _CJK_RUN.fullmatch(surface) and m.part_of_speech()[0] in _CONTENT_POS:
-            runs[-1].append((surface, "w:" + m.normalized_form()))
+    for surface, token in _morphemes(normalize(text)):
+        if token and _CJK_RUN.fullmatch(surface):
+            runs[-1].append((surface, token))
         elif runs[-1]:
             runs.append([])
     return [r for r in runs if r]

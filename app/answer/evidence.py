@@ -143,7 +143,7 @@ def _stem_of(gloss_token: str) -> str:
 def present_tokens(text: str) -> frozenset[str]:
     """A text's content tokens, and the first letters of its long English words (for glosses)."""
     tokens = content_tokens(text)
-    return frozenset([*tokens, *(_stem_of(t) for t in tokens if t.isascii() and len(t) >= GLOSS_PREFIX)])
+    return frozenset([*tokens, *map(_stem_of, tokens)])  # a short word is its own stem
 
 
 def covered(concept: Concept, present: frozenset[str] | set[str]) -> bool:

@@ -100,9 +100,9 @@ def compound_glosses(text: str) -> dict[str, tuple[str, ...]]:
             for start in range(len(run) - size + 1):
                 words = run[start : start + size]
                 found = glosses("".join(surface for surface, _ in words))
-                for _, token in words if found else ():
-                    out.setdefault(token, []).extend(g for g in found if g not in out.get(token, ()))
-    return {token: tuple(found) for token, found in out.items()}
+                for _, token in words:
+                    out.setdefault(token, []).extend(found)
+    return {token: tuple(dict.fromkeys(found)) for token, found in out.items() if found}
 
 
 def text_bridge(text: str) -> Callable[[str], list[str]]:
