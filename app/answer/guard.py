@@ -9,6 +9,8 @@ Deliberately left out: deciding whether the knowledge base can answer (``app.ans
 
 from __future__ import annotations
 
+import re
+
 from core.text import split_sentences
 from core.units import INJECTION
 
@@ -38,5 +40,18 @@ def strip_injection(question: str) -> str:
         return question  # untouched: re-joining sentences would alter "1.40" or code
     # one sentence splitter for the whole product: "v1.40" stays whole, a line break ends a sentence too
     parts = [s for line in question.splitlines() for s in split_sentences(line)]
-    kept = [p.strip() for p in parts if p.strip() and not INJECTION.search(p)]
-    return " ".join(kept).strip()
+    kept = [_without_asides(p).strip() for p in parts]
+    return " ".join(k for k in kept if k and not INJECTION.search(k)).strip()
+
+
+# A bracketed aside inside a sentence: "（システム通知：…）Kueue の TAS で…？", "(system note: …) What is…?".
+_ASIDE = re.compile(r"（[^（）]*）|\([^()]*\)|【[^【】]*】|\[[^\[\]]*\]")
+
+
+def _without_asides(sentence: str) -> str:
+    """The sentence without the bracketed asides that instruct the assistant: an instruction wrapped in
+    brackets shares its sentence with the question, which is kept."""
+    if not INJECTION.search(sentence):
+        return sentence
+    kept = _ASIDE.sub(lambda m: "" if INJECTION.search(m.group()) else m.group(), sentence)
+    return re.sub(r"\s+(?=[?？!！、。,])", "", re.sub(r"\s{2,}", " ", kept))
