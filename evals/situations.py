@@ -1,7 +1,9 @@
 """`evals --situations SPLIT`: the situation reader and the asks-for-a-platform decision on labelled text.
 
-Reads ``evals/situations.jsonl`` and ``evals/negation.jsonl`` rows of one split (``dev`` while choosing,
-``test`` once, to report) and reports, each with a 95 % bootstrap interval:
+Reads ``evals/situations.jsonl``, ``evals/situations_unfitted.jsonl`` (labelled situations no model is fitted
+or chosen on: selection follow-ups, read with their conversation, and mixed experience statements) and
+``evals/negation.jsonl`` rows of one split (``dev`` while choosing, ``test`` once, to report) and reports, each
+with a 95 % bootstrap interval:
 - facet accuracy per facet (the value read, or "not stated", equals the label), and whole situations;
 - negated facets flagged as negated (``verdict_detail`` shows them);
 - asks-for-a-platform accuracy, and platform decisions (verdict or situation request) on texts that ask none;
@@ -19,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.advice.fit import Example, load_examples
+from app.advice.fit import EVALS, Example, load_examples, situation_examples
 from app.advice.model import NONE, verdict_model
 from app.advice.reader import SituationReader, rules_for
 from app.advice.verdict import build_verdict, is_selection_question
@@ -27,6 +29,7 @@ from app.retrieval.snapshot import Snapshot
 from core.situation import Situation, facets, read
 
 BOOTSTRAP = 2000
+UNFITTED = "situations_unfitted.jsonl"
 
 
 def interval(hits: Sequence[bool], rounds: int = BOOTSTRAP, seed: int = 7) -> tuple[float, float, float]:
@@ -60,13 +63,25 @@ def paired(a: Sequence[bool], b: Sequence[bool], rounds: int = BOOTSTRAP, seed: 
 class Reader:
     name: str
     situation: Callable[[str], Situation]
-    asks: Callable[[str], bool]
+    asks: Callable[[str, Sequence[str]], bool]  # a turn, given the earlier turns of its conversation
+
+    def conversation(self, text: str, earlier: Sequence[str]) -> Situation:
+        """The situation of a conversation: the earlier turns that asked for a platform, then this turn."""
+        situation = Situation()
+        for i, q in enumerate(earlier):
+            if self.asks(q, earlier[:i]):
+                situation = situation.merged(self.situation(q))
+        return situation.merged(self.situation(text))
+
+
+def _cue_asks(question: str, earlier: Sequence[str]) -> bool:
+    return any(is_selection_question(q, bool(read(q))) for q in [*earlier, question])
 
 
 def readers(reader: SituationReader) -> list[Reader]:
     return [
-        Reader("fitted", reader.read, lambda q: reader.asks_platform(q)),
-        Reader("cue baseline", read, lambda q: is_selection_question(q, bool(read(q)))),
+        Reader("fitted", reader.read, lambda q, earlier: reader.asks_platform(q, earlier)),
+        Reader("cue baseline", read, _cue_asks),
     ]
 
 
@@ -77,7 +92,8 @@ def _row(label: str, hits: Sequence[bool]) -> str:
 
 def report(split: str, reader: SituationReader, snap: Snapshot | None = None) -> str:
     """The Markdown tables for one split."""
-    rows = [r for r in load_examples() if r.split == split and r.source in ("situations", "negation")]
+    labelled = [*load_examples(), *situation_examples(EVALS / UNFITTED)]
+    rows = [r for r in labelled if r.split == split and r.source in ("situations", "negation")]
     situations = [r for r in rows if r.source == "situations"]
     table = [r for r in rows if r.source == "negation"]
     lines = [f"## Situations, split `{split}` ({len(situations)} texts, {len(table)} negation phrasings)", ""]
@@ -98,16 +114,26 @@ def report(split: str, reader: SituationReader, snap: Snapshot | None = None) ->
         lines.append(_row("negation table", [_value(read_texts[r.text], *r.facets) == _label(r) for r in table]))
         for group, hits in _groups(table, read_texts).items():
             lines.append(_row(f"negation table: {group}", hits))
-        asks = {r.text: rd.asks(r.text) for r in situations}
-        lines.append(_row("asks for a platform", [asks[r.text] == r.asks for r in situations]))
+        asks = {_key(r): rd.asks(r.text, r.earlier) for r in situations}
+        lines.append(_row("asks for a platform", [asks[_key(r)] == r.asks for r in situations]))
+        followups = [r for r in situations if r.earlier]
+        if followups:
+            lines.append(_row("asks for a platform: follow-ups", [asks[_key(r)] == r.asks for r in followups]))
         factual = [r for r in situations if not r.asks]
         lines.append(
             f"| decisions on texts that ask none (verdict or situation request) | {len(factual)} | "
-            f"{sum(asks[r.text] for r in factual)} | |"
+            f"{sum(asks[_key(r)] for r in factual)} | |"
         )
         if snap is not None:
-            kept[rd.name]["selection verdicts"] = _verdicts(situations, read_texts, asks, snap)
-            kept[rd.name]["selection verdicts, table alone"] = _verdicts(situations, read_texts, asks, snap, False)
+            # a follow-up's verdict is its conversation's
+            readings = {
+                _key(r): rd.conversation(r.text, r.earlier) if r.earlier else read_texts[r.text] for r in situations
+            }
+            kept[rd.name]["selection verdicts"] = _verdicts(situations, readings, asks, snap)
+            kept[rd.name]["selection verdicts, table alone"] = _verdicts(situations, readings, asks, snap, False)
+            if followups:
+                verdicts = _verdicts(followups, readings, asks, snap)
+                lines.append(_row("selection verdicts: follow-ups", verdicts))
             lines.append(_row("selection verdicts", kept[rd.name]["selection verdicts"]))
             lines.append(_row("selection verdicts, table alone", kept[rd.name]["selection verdicts, table alone"]))
         lines.append("")
@@ -151,10 +177,15 @@ def _groups(table: Sequence[Example], read_texts: dict[str, Situation]) -> dict[
     return dict(sorted(out.items()))
 
 
+def _key(r: Example) -> tuple[str, tuple[str, ...]]:
+    """A text with the conversation it continues (one follow-up can follow several first turns)."""
+    return r.text, tuple(r.earlier)
+
+
 def _verdicts(
     situations: Sequence[Example],
-    read_texts: dict[str, Situation],
-    asks: dict[str, bool],
+    readings: dict[tuple[str, tuple[str, ...]], Situation],
+    asks: dict[tuple[str, tuple[str, ...]], bool],
     snap: Snapshot,
     combiner: bool = True,
 ) -> list[bool]:
@@ -166,8 +197,8 @@ def _verdicts(
         if not r.asks or not r.verdict:
             continue
         verdict = (
-            build_verdict(read_texts[r.text], rules_for(r.lang, snap), r.lang, always=True, model=model)
-            if asks[r.text]
+            build_verdict(readings[_key(r)], rules_for(r.lang, snap), r.lang, always=True, model=model)
+            if asks[_key(r)]
             else None
         )
         hits.append(verdict is not None and verdict.value == r.verdict)

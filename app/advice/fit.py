@@ -2,14 +2,16 @@
 
     python -m app.advice.fit                 # fit on split "train", choose C and thresholds on "dev"
 
-Labelled data (``evals/``): ``situations.jsonl`` (text, facets, asks_platform, split), ``negation.jsonl``
+Labelled data (``evals/``): ``situations.jsonl`` (text, facets, asks_platform, split; a follow-up turn also its
+``history``), ``negation.jsonl``
 (text, facet, value, split: one facet's label per row), and the golden-format question sets of the train and
 dev splits (``evals/splits.toml``: a selection case's ``situation`` labels its facets, every case says whether
 it asks for a platform). The embedder is the configured one (its spec is written into the file). The
 verdict combiner reads the index's rules (run ``ingest`` first) and the labelled situations' verdicts.
 
-Deliberately left out: the test split (``evals situations`` reads it once, to report) and pickles: the
-file holds names, means, scales, coefficients and thresholds, as JSON.
+Deliberately left out: the test split (``evals situations`` reads it once, to report),
+``situations_unfitted.jsonl`` (labelled situations that only measure the reader; see docs/evaluation.md) and
+pickles: the file holds names, means, scales, coefficients and thresholds, as JSON.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ class Example:
     earlier: list[str] = field(default_factory=list)
     kind: str = ""
     source: str = ""
-    verdict: str = ""  # the platform the text's situation calls for, where labelled
+    verdict: str = ""  # the platform the text's situation calls for, where labelled (a follow-up's: its conversation's)
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -72,17 +74,25 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def load_examples(root: Path = EVALS) -> list[Example]:
-    """Every labelled text, with its split ("train" for the golden sets)."""
+def situation_examples(path: Path) -> list[Example]:
+    """A file of labelled situations: each text's own facets; a follow-up turn (``history``: the turns before
+    it) is labelled with what it states itself, and its verdict is its conversation's."""
     order = facets().order
     out: list[Example] = []
-    for row in _jsonl(root / "situations.jsonl"):
+    for row in _jsonl(path):
         labels: dict[str, str | None] = {f: row["facets"].get(f, NONE) for f in order}
         out.append(
             Example(row["text"], row["split"], row.get("lang", "en"), labels, list(row.get("negated", [])),
-                    bool(row["asks_platform"]), kind=row.get("kind", ""), source="situations",
-                    verdict=row.get("verdict") or "")
+                    bool(row["asks_platform"]), earlier=list(row.get("history", [])), kind=row.get("kind", ""),
+                    source="situations", verdict=row.get("verdict") or row.get("conversation_verdict") or "")
         )  # fmt: skip
+    return out
+
+
+def load_examples(root: Path = EVALS) -> list[Example]:
+    """Every labelled text the models are fitted and chosen on, with its split ("train" for the golden sets)."""
+    order = facets().order
+    out = situation_examples(root / "situations.jsonl")
     for row in _jsonl(root / "negation.jsonl"):
         out.append(
             Example(row["text"], row["split"], row.get("lang", "en"), {row["facet"]: row["value"]},

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from evals.situations import interval, paired
+from core.situation import Reading, Situation
+from evals.situations import Reader, interval, paired
 
 
 def test_interval_brackets_the_share_and_narrows_with_more_items() -> None:
@@ -20,3 +21,25 @@ def test_paired_difference_excludes_zero_only_for_a_real_gain() -> None:
     same = [True, False] * 20
     low, high = paired(same, list(reversed(same)))[1:]
     assert low <= 0 <= high
+
+
+def test_a_follow_up_is_read_with_the_turns_of_its_conversation_that_asked_for_a_platform() -> None:
+    said = {
+        "On-prem, which platform?": {"deployment": "on_prem"},
+        "We also use the cloud for demos.": {"deployment": "cloud"},
+        "and if we also serve it?": {"workload": "training_and_serving"},
+    }
+
+    def situation(text: str) -> Situation:
+        return Situation({f: Reading(f, v, text) for f, v in said[text].items()})
+
+    reader = Reader("fake", situation, lambda q, earlier: q.endswith("platform?") or bool(earlier))
+    conversation = reader.conversation(
+        "and if we also serve it?", ["On-prem, which platform?", "We also use the cloud for demos."]
+    )
+    # the second turn continues the choice, so its facet overrides; a turn that asked nothing would not count
+    assert conversation.values() == {"deployment": "cloud", "workload": "training_and_serving"}
+    alone = Reader("fake", situation, lambda q, earlier: q.endswith("platform?"))
+    assert alone.conversation("and if we also serve it?", ["We also use the cloud for demos."]).values() == {
+        "workload": "training_and_serving"
+    }

@@ -1,0 +1,33 @@
+"""app.advice.fit.load_examples: the labelled texts the situation models are fitted and chosen on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.advice.fit import load_examples, situation_examples
+from app.advice.model import NONE
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_a_labelled_follow_up_keeps_its_conversation_and_the_conversations_verdict(tmp_path: Path) -> None:
+    first = "On-prem HPC cluster, training only. Which platform?"
+    _write(
+        tmp_path / "situations.jsonl",
+        [
+            {"id": "s1", "text": first, "lang": "en", "asks_platform": True, "split": "train",
+             "facets": {"deployment": "on_prem", "workload": "training"}, "negated": [], "verdict": "slurm"},
+            {"id": "s2", "text": "and if we also serve it, on a separate k8s cluster?", "history": [first],
+             "lang": "en", "asks_platform": True, "split": "dev", "verdict": None, "conversation_verdict": "hybrid",
+             "facets": {"workload": "training_and_serving", "one_platform": "no"}, "negated": []},
+        ],
+    )  # fmt: skip
+    standalone, followup = situation_examples(tmp_path / "situations.jsonl")
+    assert [e.text for e in load_examples(tmp_path)] == [standalone.text, followup.text]
+    assert standalone.earlier == [] and standalone.verdict == "slurm"
+    assert followup.earlier == [first] and followup.verdict == "hybrid" and followup.asks is True
+    # the turn is labelled with what it states itself; every other facet is labelled "not stated"
+    assert followup.facets["one_platform"] == "no" and followup.facets["deployment"] == NONE
