@@ -63,6 +63,31 @@ def test_negation_sets_the_opposite_value(text: str, facet: str, value: str) -> 
     assert read(text).readings[facet].value == value
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("the ops folks are all ex-HPC and Slurm is what they know", "experienced"),
+        ("Our admins grew up on PBS and Slurm.", "experienced"),
+        ("between us we've run Slurm at two national labs", "experienced"),
+        ("Slurmを使ったことがある人ばかりです", "experienced"),
+        ("研究者はsbatch/srunに慣れてる", "experienced"),
+        ("Nobody here has ever used Slurm or PBS.", "new"),
+        ("we have never touched Slurm", "new"),
+        ("Slurmは使ったことがありません", "new"),
+        ("全員Kubernetes畑です", "new"),
+    ],
+)
+def test_experience_with_a_named_batch_scheduler(text: str, value: str) -> None:
+    assert read(text).readings["hpc_experience"].value == value
+
+
+@pytest.mark.parametrize(
+    "text", ["How do I run Slurm on Kubernetes?", "Slurmを使って学習するには？", "How do Slurm users request GPUs?"]
+)
+def test_using_a_scheduler_today_is_no_statement_of_experience(text: str) -> None:
+    assert "hpc_experience" not in read(text).readings
+
+
 def test_a_negated_reading_says_so_and_a_direct_one_wins() -> None:
     assert read("We will not run any inference.").readings["workload"].negated
     # "not in the cloud" and "our own racks" both say on-prem: the direct statement is the one shown
