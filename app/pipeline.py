@@ -26,6 +26,7 @@ from app.answer.citations import enrich
 from app.answer.compose import compose, is_howto_question, related_lines
 from app.answer.evidence import (
     HOUSEKEEPING,
+    Concept,
     Evidence,
     asks_housekeeping,
     concept_weights,
@@ -260,11 +261,9 @@ class Advisor:
 
     def _evidence(self, turn: Resolved, query: str, passages: Sequence[Passage], snap: Snapshot) -> Evidence:
         """Score the passages' units; the new turn's words weigh fully, the earlier question's half."""
-        idf, glossary = snap.lexical.idf, self.retriever.glossary
         focus = strip_injection(turn.focus) if turn.context else query
-        weights = concept_weights(focus, glossary.matched_groups(focus), idf, text_bridge(focus))
-        context = concept_weights(turn.context, glossary.matched_groups(turn.context), idf, text_bridge(turn.context))
-        for concept, w in context.items():
+        weights = self._weights(focus, snap)
+        for concept, w in self._weights(turn.context, snap).items():
             weights.setdefault(concept, CONTEXT_WEIGHT * w)
         return score_passages(
             weights, passages, howto=is_howto_question(focus), housekeeping_ok=bool(HOUSEKEEPING.search(focus))
@@ -292,21 +291,24 @@ class Advisor:
 
     def _part_queries(self, typed: TypedQuestion, turn: Resolved, query: str, snap: Snapshot) -> list[PartQuery]:
         """Each part's own words weigh fully; the rest of the question (its topic) and the earlier turn less."""
-        idf, glossary = snap.lexical.idf, self.retriever.glossary
         whole = strip_injection(turn.focus) if turn.context else query
+        # the same for every part: the whole question's and the earlier turn's concepts, the products named
+        around = [(self._weights(whole, snap), CONTEXT_WEIGHT), (self._weights(turn.context, snap), CONTEXT_WEIGHT / 2)]
+        products = [e for e in typed.focus.split(" · ") if e in snap.names]
         queries = []
         for part in typed.parts:
-            weights = concept_weights(part.text, glossary.matched_groups(part.text), idf, text_bridge(part.text))
-            for text, share in ((whole, CONTEXT_WEIGHT), (turn.context, CONTEXT_WEIGHT / 2)):
-                for concept, w in concept_weights(text, glossary.matched_groups(text), idf, text_bridge(text)).items():
+            weights = self._weights(part.text, snap)
+            for concepts, share in around:
+                for concept, w in concepts.items():
                     weights.setdefault(concept, share * w)
-            attribute = concept_weights(
-                part.attribute, glossary.matched_groups(part.attribute), idf, text_bridge(part.attribute)
-            )
-            products = [e for e in typed.focus.split(" · ") if e in snap.names]
+            attribute = self._weights(part.attribute, snap)
             others = [p.text for p in typed.parts if p is not part]
             queries.append(part_query(part, weights, attribute, whole, products, others))
         return queries
+
+    def _weights(self, text: str, snap: Snapshot) -> dict[Concept, float]:
+        """A text's concepts with their IDF weights: the glossary's groups, a Japanese word's dictionary glosses."""
+        return concept_weights(text, self.retriever.glossary.matched_groups(text), snap.lexical.idf, text_bridge(text))
 
     def _verdict(self, situation: Situation, language: str, snap: Snapshot) -> tuple[Verdict | None, list[str]]:
         """A selection question's verdict from the conversation's situation, or the facts to ask for."""

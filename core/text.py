@@ -84,12 +84,12 @@ def _morphemes(text: str) -> list[tuple[str, str]]:
     form for a Japanese content word, "" for anything else (particles, punctuation, Latin words)."""
     from sudachipy import SplitMode
 
-    return [
-        (m.surface(), f"w:{m.normalized_form()}" if m.part_of_speech()[0] in _CONTENT_POS else "")
-        if _CJK_RUN.search(m.surface())
-        else (m.surface(), "")
-        for m in _sudachi().tokenize(text, SplitMode.B)
-    ]
+    out = []
+    for m in _sudachi().tokenize(text, SplitMode.B):
+        surface = m.surface()
+        content = bool(_CJK_RUN.search(surface)) and m.part_of_speech()[0] in _CONTENT_POS
+        out.append((surface, f"w:{m.normalized_form()}" if content else ""))
+    return out
 
 
 def japanese_words(text: str) -> list[str]:

@@ -271,8 +271,9 @@ def decision_threshold(p: Matrix, y: Matrix) -> tuple[float, float]:
     """
     candidates = sorted(set(np.round(p, 4)))
     accuracy = [float(((p >= t) == (y > 0)).mean()) for t in candidates]
-    tied = [t for t, a in zip(candidates, accuracy, strict=True) if a == max(accuracy)]
-    return float(tied[len(tied) // 2]), max(accuracy)
+    best = max(accuracy)
+    tied = [t for t, a in zip(candidates, accuracy, strict=True) if a == best]
+    return float(tied[len(tied) // 2]), best
 
 
 def fit_ranker(x: Matrix, y: Matrix, groups: np.ndarray[Any, np.dtype[np.int64]]) -> Trees:
