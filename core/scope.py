@@ -42,8 +42,13 @@ _JA_NEG = re.compile(
     r"ない|なく|なけれ|ません|ず(?:に|、|$)|ゼロ|皆無|不要|要らな|いらな|なし|無し|ではなく|じゃなく|以外|やめ|止め|予定はな|やらな|外し|諦め"
 )
 # "て" links two clauses ("使って、…", "見て学習する") but not in a progressive or auxiliary ending ("使っていません",
-# "見ておく", "使ってもいい"), where the negation after it still belongs to the cue's predicate.
-_JA_LINK = re.compile(r"(?<![でにはがをもと])て(?!い|お|も)|(?<!ではな)(?<!な)で(?![はもす])|なら|ので|から|、")
+# "見ておく", "使ってもいい"), where the negation after it still belongs to the cue's predicate. A concessive
+# "ても" ("経験はあってもk8sは触ったことがない": even though there is…) ends its clause too, unless what follows
+# grants permission or shrugs ("分かれても構わない", "二つになっても問題ない"), which keeps the predicate whole.
+_JA_LINK = re.compile(
+    r"(?<![でにはがをもと])て(?!い|お|も)|(?<![でにはがをもと])ても(?!\s*(いい|よい|良い|構|かま|大丈夫|平気|問題|ok|気に|全然|同じ|関係))"
+    r"|(?<!ではな)(?<!な)で(?![はもす])|なら|ので|から|、"
+)
 # Saying a thing is acceptable or of no concern: its negation words ("don't mind", "構いません") are not a
 # negation of the thing.
 _INDIFFERENT = re.compile(

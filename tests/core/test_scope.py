@@ -55,6 +55,9 @@ def test_indifference_hedge_condition_and_tag_are_separate_features() -> None:
         ("nobody minds a different platform for serving", "different platform", False),
         ("i honestly don't care about having a single platform", "single platform", False),
         ("推論はしなければならない", "推論", False),  # obligation, not negation
+        ("hpcの経験はあってもk8sは触ったことがない", "hpcの経験", False),  # a concessive "ても" ends its clause
+        ("k8sは使っても推論はしない", "推論", True),
+        ("推論は別の基盤に分けても構わない", "別の基盤", False),  # permission keeps the predicate whole
     ],
 )
 def test_negation_scope_ends_where_its_predicate_ends(clause: str, cue: str, negated: bool) -> None:

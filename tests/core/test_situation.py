@@ -37,6 +37,15 @@ from core.situation import Situation, facets, read, read_as, role_split
             "推論サービスも始めたいが、学習側はそのままにしたい",
             {"workload": "training_and_serving", "one_platform": "no"},
         ),
+        (
+            "we also need to serve it, on a separate k8s cluster",
+            {"workload": "training_and_serving", "one_platform": "no"},
+        ),
+        (
+            "学習は既存のSlurmクラスタで回して、推論だけk8sでスケールさせたい",
+            {"workload": "training_and_serving", "one_platform": "no"},
+        ),
+        ("HPCの経験はあってもk8sは触ったことがない", {"hpc_experience": "experienced"}),
     ],
 )
 def test_cues_in_both_languages(text: str, expected: dict[str, str]) -> None:
@@ -57,6 +66,7 @@ def test_cues_in_both_languages(text: str, expected: dict[str, str]) -> None:
         ("オートスケールは要りません", "fleet", "fixed"),
         ("and if inference is off the table?", "workload", "training"),
         ("nobody here has any HPC background", "hpc_experience", "new"),
+        ("うちのメンバーはHPCの人間ではないし", "hpc_experience", "new"),
     ],
 )
 def test_negation_sets_the_opposite_value(text: str, facet: str, value: str) -> None:

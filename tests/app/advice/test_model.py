@@ -167,3 +167,16 @@ def test_fit_verdict_learns_the_votes_and_chooses_c_on_dev() -> None:
     assert combine(situation, rules).value == "depends"  # the table alone
     assert combine(situation, rules, combiner).value == "kubernetes"
     assert "table alone" in log[0] and "dev 1.000" in log[0]
+
+
+def test_the_shipped_reader_reads_a_role_split_and_a_concessive_clause() -> None:
+    fitted = model.load()
+    assert fitted is not None
+    split = model.read("学習は既存のSlurmクラスタで回して、推論だけk8sでスケールさせたい", fitted)
+    assert split.values().get("one_platform") == "no"
+    assert model.read("we also need to serve it, on a separate k8s cluster", fitted).values() == {
+        "workload": "training_and_serving",
+        "one_platform": "no",
+    }
+    mixed = model.read("HPCの経験はあってもk8sは触ったことがないんです", fitted)
+    assert mixed.values().get("hpc_experience") == "experienced"
