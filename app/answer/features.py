@@ -10,7 +10,7 @@ and whether it is about what the part names. The fitted model (``app.answer.sele
 features into the probability that it answers the question; nothing here weighs one signal against another.
 
     >>> FEATURES[:3]
-    ('ev', 'ev_rank', 'lex')
+    ('ev', 'ev_order', 'lex')
 
 Deliberately left out: fitting (``evals.fit``) and choosing quotes from the probabilities (``app.answer.lead``).
 """
@@ -46,7 +46,7 @@ KINDS = ("sentence", "item", "row", "code_line", "code", "heading")
 TYPES = ("api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name")
 OTHER_TYPES = ("procedure", "reason", "list", "yes_no", "comparison", "fact", "selection")
 UNIT_FEATURES = (
-    "ev", "ev_rank", "lex", "lex_ctx", "lex_section", "rel", "dense", "prank", "upos", "chars", "lead_in",
+    "ev", "ev_order", "lex", "lex_ctx", "lex_section", "rel", "dense", "prank", "upos", "chars", "lead_in",
     "lang_match", "translation", "housekeeping", "located_any", "covering", "n_parts", "cross_lang", "udense",
     *(f"kind_{k}" for k in KINDS), *(f"q_{t}" for t in TYPES), *(f"q_{t}" for t in OTHER_TYPES),
 )  # fmt: skip

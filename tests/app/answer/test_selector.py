@@ -68,6 +68,7 @@ def test_model_file_format_is_checked(tmp_path: Path) -> None:
 def test_the_shipped_model_matches_the_features() -> None:
     shipped = load(MODEL_PATH)
     assert shipped is not None and shipped.features == list(FEATURES)
+    assert len(set(FEATURES)) == len(FEATURES)  # a name in the model file stands for one column
     # a value bar above 1 is the fit's "no bar holds the precision on dev": the value line is then never shown
     assert 0.0 < shipped.value.threshold <= 1.01 and 0.0 < shipped.answerable.threshold < 1.0
     assert shipped.meta["format"] == FORMAT and "test.jsonl" not in json.dumps(shipped.meta)
