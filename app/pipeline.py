@@ -301,14 +301,17 @@ class Advisor:
             for concepts, share in around:
                 for concept, w in concepts.items():
                     weights.setdefault(concept, share * w)
-            attribute = self._weights(part.attribute, snap)
+            # the attribute is the part's words without its cue words: its compounds are read in the part's text
+            attribute = self._weights(part.attribute, snap, bridged=part.text)
             others = [p.text for p in typed.parts if p is not part]
             queries.append(part_query(part, weights, attribute, whole, products, others))
         return queries
 
-    def _weights(self, text: str, snap: Snapshot) -> dict[Concept, float]:
-        """A text's concepts with their IDF weights: the glossary's groups, a Japanese word's dictionary glosses."""
-        return concept_weights(text, self.retriever.glossary.matched_groups(text), snap.lexical.idf, text_bridge(text))
+    def _weights(self, text: str, snap: Snapshot, bridged: str = "") -> dict[Concept, float]:
+        """A text's concepts with their IDF weights: the glossary's groups, a Japanese word's dictionary glosses
+        (with those of the compounds it is part of in ``bridged``, else in ``text``)."""
+        bridge = text_bridge(bridged or text)
+        return concept_weights(text, self.retriever.glossary.matched_groups(text), snap.lexical.idf, bridge)
 
     def _verdict(self, situation: Situation, language: str, snap: Snapshot) -> tuple[Verdict | None, list[str]]:
         """A selection question's verdict from the conversation's situation, or the facts to ask for."""

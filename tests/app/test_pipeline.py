@@ -407,3 +407,11 @@ def test_units_are_compared_with_the_question_through_the_vectors_ingest_stored(
             cosine_rows(vector, fake.embed_query(part))[0], abs=1e-5
         )
     assert matrix[0, :, FEATURES.index("udense")].max() > 0.1
+
+
+def test_a_parts_attribute_carries_the_glosses_of_the_compounds_in_its_text(advisor: Advisor) -> None:
+    # "読み取り専用" is read word by word as 読み取る + 専用; the compound means "read-only"
+    seen = advisor.inspect("読み取り専用にするオプションは？")
+    attribute = seen.reading.queries[0].attribute
+    forms = {form for concept in attribute if not isinstance(concept, str) for form in concept}
+    assert ("read", "only") in forms
