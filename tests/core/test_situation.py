@@ -46,6 +46,10 @@ from core.situation import Situation, facets, read, read_as, role_split
             {"workload": "training_and_serving", "one_platform": "no"},
         ),
         ("HPCの経験はあってもk8sは触ったことがない", {"hpc_experience": "experienced"}),
+        (
+            "A 4-person infra team, used to batch HPC schedulers, on-prem, purely for LLM pretraining.",
+            {"deployment": "on_prem", "workload": "training", "hpc_experience": "experienced", "ops_team": "small"},
+        ),
     ],
 )
 def test_cues_in_both_languages(text: str, expected: dict[str, str]) -> None:
@@ -85,6 +89,8 @@ def test_negation_sets_the_opposite_value(text: str, facet: str, value: str) -> 
         ("we have never touched Slurm", "new"),
         ("Slurmは使ったことがありません", "new"),
         ("全員Kubernetes畑です", "new"),
+        ("We have lived with batch HPC schedulers for years.", "experienced"),
+        ("We have never used batch HPC schedulers.", "new"),
     ],
 )
 def test_experience_with_a_named_batch_scheduler(text: str, value: str) -> None:
