@@ -223,7 +223,15 @@ def _owned(thing: str, previous: str, names: Collection[str]) -> str | None:
     if mine is None or not _products(mine.group(1), names):
         return None
     m = next((m for m in _OWNED.finditer(previous) if _products(m.group(1), names)), None)
-    return previous[: m.start()] + thing + previous[m.end() :] if m else None
+    if m is None:
+        return None
+    if cued_types(m.group(2)) and mine.group(2).isascii() and not cued_types(mine.group(2)):
+        # the previous "AのB" is the value asked ("Kubernetesのバージョン") and the new "XのY" names a component
+        # ("Slinkyのslurm-operator"), not a parallel attribute ("Slurmのアップグレード"): the attribute stays, and
+        # the component takes the place of the other product ("Volcano" in "Volcanoを入れる前提の…")
+        others = [p for p in _products(previous, names) if normalize(p) != normalize(m.group(1))]
+        return _replace(previous, others[0], thing) if others else None
+    return previous[: m.start()] + thing + previous[m.end() :]
 
 
 def _topic(thing: str, previous: str, names: Collection[str]) -> str | None:

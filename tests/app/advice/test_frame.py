@@ -7,7 +7,7 @@ import pytest
 from app.advice.followup import resolve_turn
 from app.advice.frame import new_thing, reframe
 
-NAMES = {"Kueue", "Volcano", "KAI Scheduler", "Pyxis", "Enroot"}
+NAMES = {"Kueue", "Volcano", "KAI Scheduler", "Pyxis", "Enroot", "Slinky"}
 
 
 @pytest.mark.parametrize(
@@ -60,6 +60,12 @@ def test_new_thing(question: str, thing: str | None) -> None:
             "記事だとKubernetesのマイナーリリースって年に何回？",
             "Slurmのほうのアップグレードは？",
             "記事だとSlurmのアップグレードって年に何回？",
+        ),
+        # ... but a component named "XのY" is a subject: the value asked ("Kubernetesのバージョン") stays
+        (
+            "Volcanoを入れる前提になってるKubernetesのバージョンは？",
+            "Slinkyのslurm-operatorの場合は？",
+            "Slinkyのslurm-operatorを入れる前提になってるKubernetesのバージョンは？",
         ),
         # a new thing sharing a word with the previous question replaces as many of its words
         (
