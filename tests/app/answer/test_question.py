@@ -56,6 +56,24 @@ def test_a_value_clause_outranks_a_selection_reading() -> None:
     assert analyse("Kueueのコストは？", NAMES, selection=True).answer_type == "quantity"
 
 
+@pytest.mark.parametrize(
+    ("question", "answer_type"),
+    [
+        ("What cost optimisation does the guide credit the autoscaler with?", "fact"),
+        ("How does the guide say Enroot keeps I/O overhead low?", "fact"),
+        ("Is there a cost to enabling topology-aware scheduling?", "yes_no"),
+        ("What does the guide warn about the human cost of writing operators?", "fact"),
+        ("コストを下げる仕組みはある？", "yes_no"),
+        ("What is the overhead of Pyxis?", "quantity"),
+        ("What inter-node latency does the guide give?", "quantity"),
+        ("What does a support contract cost per year?", "quantity"),
+        ("1時間使うといくら？", "quantity"),
+    ],
+)
+def test_a_measure_named_as_a_noun_is_asked_for_only_when_its_amount_is(question: str, answer_type: str) -> None:
+    assert analyse(question, NAMES).answer_type == answer_type
+
+
 def test_qualifiers_are_asked_and_must_be_stated() -> None:
     assert qualifiers_of("What is the maximum number of GPUs tested?") == ["limit"]
     assert qualifiers_of("デフォルトだと何秒？") == ["default", "time"]
