@@ -89,11 +89,8 @@ def code_language(unit: Unit) -> str:
     return ""
 
 
-def code_window(unit: Unit, units: Sequence[Unit], before: int = 1, after: int = 1) -> str:
-    """A code line with up to ``before`` and ``after`` non-blank lines of its block around it (comments
-    included), dedented and without trailing spaces: what an answer quotes instead of the whole block."""
-    if unit.kind != "code_line":
-        return unit.quote
+def _window(unit: Unit, units: Sequence[Unit], before: int, after: int) -> list[tuple[int, str]] | None:
+    """The numbered non-blank lines of a code line's block around it; None when the line is not found."""
     whole = next((u for u in units if u.kind == "code" and u.passage == unit.passage and u.block == unit.block), None)
     found = md.code_block(whole.quote) if whole is not None else None
     if found is not None and unit.line < len(found.code_lines):
@@ -106,10 +103,37 @@ def code_window(unit: Unit, units: Sequence[Unit], before: int = 1, after: int =
         ]
     shown = [(i, line.rstrip()) for i, line in numbered if line.strip()]
     at = next((k for k, (i, _) in enumerate(shown) if i == unit.line), None)
-    if at is None:
+    return None if at is None else shown[max(0, at - before) : at + after + 1]
+
+
+def code_window(unit: Unit, units: Sequence[Unit], before: int = 1, after: int = 1) -> str:
+    """A code line with up to ``before`` and ``after`` non-blank lines of its block around it (comments
+    included), dedented and without trailing spaces: what an answer quotes instead of the whole block."""
+    if unit.kind != "code_line":
+        return unit.quote
+    window = _window(unit, units, before, after)
+    if window is None:
         return unit.text.strip()
-    window = [line for _, line in shown[max(0, at - before) : at + after + 1]]
-    return textwrap.dedent("\n".join(window))
+    return textwrap.dedent("\n".join(line for _, line in window))
+
+
+def code_lines_shown(unit: Unit, units: Sequence[Unit]) -> list[Unit]:
+    """The code line units that quoting ``unit`` already shows: a code block's lines, a code line's window
+    (what ``code_window`` quotes). Empty for prose."""
+    if unit.kind == "code":
+        lines: set[int] | None = None
+    elif unit.kind == "code_line":
+        window = _window(unit, units, 1, 1)
+        lines = {i for i, _ in window} if window is not None else {unit.line}
+    else:
+        return []
+    return [
+        u
+        for u in units
+        if u.kind == "code_line"
+        and (u.passage, u.block) == (unit.passage, unit.block)
+        and (lines is None or u.line in lines)
+    ]
 
 
 def split_units(text: str, kind: str = "text", passage: int = 0) -> list[Unit]:

@@ -4,7 +4,7 @@
   rates best; its probability decides whether the value line shows it (``app.answer.choose``).
 - The lead covers the question: each part's best unit first (a two-part question gets the best unit of
   each), then the best remaining units overall, never a unit that mostly repeats one already chosen or that
-  a chosen lead-in already shows.
+  a chosen lead-in or code window already shows.
 - Whether the documents answer at all is the answerable model's call, over the best probabilities.
 
     >>> answerable_features([np.array([0.2, 0.9])], 2, ["flag"], 0.8, 0, 0.5, True)[:3].tolist()
@@ -29,6 +29,7 @@ from app.answer.locate import Located, PartQuery
 from app.answer.value_candidates import span_candidates, value_rows
 from app.models import VALUE_TYPES
 from core.text import content_tokens
+from core.units import code_lines_shown
 
 ANSWERABLE_FEATURES = (
     "p_max", "p_top3", "p_value", "value_parts", "missing_share", "support", "rules_answer", "units", "quoted_parts",
@@ -140,6 +141,9 @@ def choose_quotes(
             continue
         if unit.kind == "code" and code:
             continue
+        window = code_lines_shown(unit, cands.units)
+        if unit.kind == "code_line" and any(u in shown for u in window):
+            continue  # its window would repeat lines a chosen code quote already shows
         words = set(content_tokens(unit.text))
         if any(word_overlap(words, other) >= REDUNDANT for other in kept):
             continue
@@ -147,4 +151,5 @@ def choose_quotes(
         kept.append(words)
         chosen.append(ScoredUnit(unit, float(overall[i])))
         shown.update(followers(unit, cands.units))
+        shown.update(window)
     return chosen

@@ -10,6 +10,7 @@ from core import units as units_module
 from core.units import (
     Unit,
     code_language,
+    code_lines_shown,
     code_window,
     flag_entries,
     is_quotable_line,
@@ -176,6 +177,16 @@ def test_code_window_quotes_the_line_with_its_neighbours() -> None:
     assert code_window(lines[3], without_block) == 'metadata:\n  name: "default"\nspec:'
     sentence = units[0]
     assert code_window(sentence, units) == sentence.quote
+
+
+def test_a_code_quote_shows_its_window_or_its_whole_block() -> None:
+    units = split_units(MANIFEST)
+    lines = _lines(units)
+    code = next(u for u in units if u.kind == "code")
+    # the lines code_window quotes for 'name: "default"': metadata, name, spec
+    assert [u.text.strip() for u in code_lines_shown(lines[3], units)] == ["metadata:", 'name: "default"', "spec:"]
+    assert code_lines_shown(code, units) == lines
+    assert code_lines_shown(units[0], units) == []
 
 
 def test_inline_code_stays_visible_without_its_backticks() -> None:

@@ -93,6 +93,22 @@ def test_each_part_gets_its_best_unit_before_a_second_for_any_part() -> None:
     assert chosen[:2] == [units[0], units[3]]
 
 
+def test_a_code_line_whose_window_repeats_a_chosen_window_is_skipped() -> None:
+    text = "Set these:\n\n```\nAlpha=1\nBravo=2\nCharlie=3\nDelta=4\nEcho=5\n```"
+    passages = [Passage(chunk_id="d#0", doc_id="d", title="D", text=text, score=1.0, language="en")]
+    units = split_units(text, "text", 0)
+    typed = analyse("What is Delta set to?", set())
+    queries = [part_query(p, {p.attribute: 1.0}, {p.attribute: 1.0}, "q") for p in typed.parts]
+    cands = candidates(typed, queries, "q", "en", Evidence([], units), passages)
+    lines = {u.text: i for i, u in enumerate(cands.units) if u.kind == "code_line"}
+    probs = np.zeros(len(cands.units))
+    # Alpha is best (its window shows Alpha, Bravo); Charlie's window would repeat Bravo; Echo's (Delta, Echo) does not
+    for name, p in (("Alpha=1", 0.9), ("Charlie=3", 0.8), ("Echo=5", 0.7)):
+        probs[lines[name]] = p
+    chosen = [s.unit.text for s in choose_quotes(cands, [probs], limit=2)]
+    assert chosen == ["Alpha=1", "Echo=5"]
+
+
 def _selector(answer_threshold: float) -> Selector:
     return Selector(
         list(FEATURES), Trees(0.0, 1.0, []), Logistic(**_logistic(0.5)), Logistic(**_logistic(answer_threshold)), {}
