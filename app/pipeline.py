@@ -365,6 +365,7 @@ class Advisor:
             r.covering,
             lists,
             ranked=None if choice is None else choice.ranked,
+            unit_scores=None if choice is None else choice.unit_scores,
         )
         if not draft.citations:
             # no quotable evidence at all (e.g. passages that are only a table header): say so, never

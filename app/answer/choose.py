@@ -16,13 +16,13 @@ Deliberately left out: composing (``app.answer.compose``) and the refusal wordin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from app.answer import refusal
-from app.answer.evidence import ScoredUnit
+from app.answer.evidence import ScoredUnit, Unit
 from app.answer.features import FEATURES, Candidates
-from app.answer.lead import answerable_features, choose_quotes, part_probabilities, value_choices
+from app.answer.lead import answerable_features, choose_quotes, part_probabilities, unit_scores, value_choices
 from app.answer.locate import Located, PartQuery
 from app.answer.selector import Selector, check_features
 from app.models import VALUE_TYPES, NotStated, TypedQuestion
@@ -35,6 +35,7 @@ class Choice:
     ranked: list[ScoredUnit]  # the quotes in reading order
     answerable: float  # calibrated probability that the documents answer the question
     unvalued: list[int]  # value parts for which no unit holds a value of the asked type
+    unit_scores: Mapping[Unit, float] = field(default_factory=dict)  # every candidate's best probability
 
 
 def choose(
@@ -61,9 +62,8 @@ def choose(
     first = [cands.units.index(loc.unit) for loc in shown]
     chosen = {c.part for c in choices}
     unvalued = [i for i, q in enumerate(queries) if q.part.answer_type in VALUE_TYPES and i not in chosen]
-    return Choice(
-        shown, confidence, choose_quotes(cands, probs, first, housekeeping_ok=housekeeping_ok), answerable, unvalued
-    )
+    ranked = choose_quotes(cands, probs, first, housekeeping_ok=housekeeping_ok)
+    return Choice(shown, confidence, ranked, answerable, unvalued, unit_scores(cands, probs))
 
 
 def settle(

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.answer.evidence import HEADING_ROWS, Evidence, ScoredUnit, Unit, code_after, followers, is_table_separator
+from app.answer.evidence import Evidence, ScoredUnit, Unit, brought_along, code_after, followers, is_table_separator
 from app.answer.locate import Located
 from app.answer.quotes import QUOTES_HEADING, RELATED_HEADING, lead_and_more, make_quote
 from app.answer.values import without_links
@@ -175,10 +175,7 @@ def attach_followers(
     used: set[Unit] = {s.unit for s in ordered if s.unit.kind == "code"}
     code_shown = bool(used)
     for s in ordered:
-        rows = [f for f in followers(s.unit, units) if f not in used]
-        if s.unit.kind == "heading" and len(rows) > HEADING_ROWS:
-            best = sorted(rows, key=lambda r: -(scores or {}).get(r, 0.0))[:HEADING_ROWS]
-            rows = [r for r in rows if r in best]
+        rows = brought_along(s.unit, units, scores, used)
         if not rows and whole_lists and s.unit.kind == "item" and s.unit not in used:
             # a question asking for the list ("what are the ways…") gets the item's siblings with it
             rows = [u for u in siblings(s.unit, units) if u not in used][:MAX_SIBLINGS]
@@ -221,6 +218,7 @@ def compose(
     covering: Sequence[Unit] = (),
     whole_lists: bool = False,
     ranked: Sequence[ScoredUnit] | None = None,
+    unit_scores: Mapping[Unit, float] | None = None,
 ) -> Draft:
     """Build the answer lines from scored units (assumes the caller decided not to refuse).
 
@@ -248,7 +246,8 @@ def compose(
     scores = {s.unit: s.score for s in evidence.scored}
     if ranked is not None:  # the fitted selector's order (app.answer.lead): it covers the parts first
         chosen = [s for s in ranked if s.unit not in value_units][: max(MAX_UNITS - len(value_units), 2)]
-        scores = {s.unit: s.score for s in ranked}
+        # every unit's probability, so that a heading brings the rows the selector rates best (not its first)
+        scores = {**(unit_scores or {}), **{s.unit: s.score for s in ranked}}
     else:
         first = [ScoredUnit(u, scores.get(u, 1.0)) for u in covering if u not in value_units]
         rest = [s for s in evidence.scored if s.unit not in value_units and s.unit not in covering]

@@ -18,7 +18,7 @@ passage (``heading_lead``), and a how-to sentence can bring the command after it
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -48,6 +48,19 @@ def followers(unit: Unit, units: Sequence[Unit], limit: int = MAX_FOLLOWERS) -> 
     if after and after[0].kind == "code" and not is_short_code(after[0]):
         return []
     return list(after[:limit])
+
+
+def brought_along(
+    unit: Unit, units: Sequence[Unit], scores: Mapping[Unit, float] | None = None, shown: Set[Unit] = frozenset()
+) -> list[Unit]:
+    """What quoting ``unit`` shows with it that is not ``shown`` yet: a lead-in's followers; a section heading
+    only stands for its table, so of a longer table it brings the HEADING_ROWS rows that ``scores`` rate best,
+    in document order."""
+    rows = [f for f in followers(unit, units) if f not in shown]
+    if unit.kind == "heading" and len(rows) > HEADING_ROWS:
+        best = sorted(rows, key=lambda r: -(scores or {}).get(r, 0.0))[:HEADING_ROWS]
+        rows = [r for r in rows if r in best]
+    return rows
 
 
 def is_short_code(unit: Unit) -> bool:

@@ -4,7 +4,8 @@
   rates best; its probability decides whether the value line shows it (``app.answer.choose``).
 - The lead covers the question: each part's best unit first (a two-part question gets the best unit of
   each), then the best remaining units overall, never a unit that mostly repeats one already chosen or that
-  a chosen lead-in or code window already shows.
+  a chosen lead-in or code window already shows. A section heading shows the rows of its table that the unit
+  model rates best; the rows it leaves out stay candidates.
 - Whether the documents answer at all is the answerable model's call, over the best probabilities.
 
     >>> answerable_features([np.array([0.2, 0.9])], 2, ["flag"], 0.8, 0, 0.5, True)[:3].tolist()
@@ -23,13 +24,13 @@ import numpy as np
 import numpy.typing as npt
 
 from app.answer.compose import REDUNDANT, word_overlap
-from app.answer.evidence import ScoredUnit, followers
+from app.answer.evidence import ScoredUnit, brought_along, followers
 from app.answer.features import FEATURES, Candidates
 from app.answer.locate import Located, PartQuery
 from app.answer.value_candidates import span_candidates, value_rows
 from app.models import VALUE_TYPES
 from core.text import content_tokens
-from core.units import code_lines_shown
+from core.units import Unit, code_lines_shown
 
 ANSWERABLE_FEATURES = (
     "p_max", "p_top3", "p_value", "value_parts", "missing_share", "support", "rules_answer", "units", "quoted_parts",
@@ -108,6 +109,14 @@ def answerable_features(
     )
 
 
+def unit_scores(cands: Candidates, probs: Sequence[Matrix]) -> dict[Unit, float]:
+    """Each candidate unit's best probability over the parts: what a heading's rows are chosen by."""
+    if not probs or not cands.units:
+        return {}
+    overall = np.max(np.stack(probs), axis=0)
+    return {u: float(p) for u, p in zip(cands.units, overall, strict=True)}
+
+
 def choose_quotes(
     cands: Candidates,
     probs: Sequence[npt.NDArray[np.float64]],
@@ -123,6 +132,7 @@ def choose_quotes(
         housekeeping = cands.matrix[0][:, _HOUSEKEEPING] > 0
         probs = [np.where(housekeeping, -1.0, p) for p in probs]
     overall = np.max(np.stack(probs), axis=0)
+    scores = unit_scores(cands, probs)
     order: list[int] = list(dict.fromkeys(first))
     for p in probs:
         best = int(np.argmax(p))
@@ -150,6 +160,6 @@ def choose_quotes(
         code = code or unit.kind == "code"
         kept.append(words)
         chosen.append(ScoredUnit(unit, float(overall[i])))
-        shown.update(followers(unit, cands.units))
+        shown.update(brought_along(unit, cands.units, scores))
         shown.update(window)
     return chosen

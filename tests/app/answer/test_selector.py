@@ -12,14 +12,15 @@ import pytest
 
 from app.answer import refusal, selector
 from app.answer.choose import Choice, settle
-from app.answer.evidence import Evidence, ScoredUnit
+from app.answer.compose import attach_followers
+from app.answer.evidence import Evidence, ScoredUnit, brought_along
 from app.answer.features import FEATURES, Candidates, candidates
-from app.answer.lead import choose_quotes
+from app.answer.lead import choose_quotes, unit_scores
 from app.answer.locate import part_query
 from app.answer.question import analyse
 from app.answer.selector import FORMAT, MODEL_PATH, Logistic, Selector, Trees, from_dict, load, sigmoid, trees_from
 from app.models import Passage
-from core.units import split_units
+from core.units import heading_lead, split_units
 from evals.fit import RANKER, fit_ranker, unit_json
 
 
@@ -107,6 +108,39 @@ def test_a_code_line_whose_window_repeats_a_chosen_window_is_skipped() -> None:
         probs[lines[name]] = p
     chosen = [s.unit.text for s in choose_quotes(cands, [probs], limit=2)]
     assert chosen == ["Alpha=1", "Echo=5"]
+
+
+TABLE = "| Component | Version |\n|---|---|\n" + "".join(
+    f"| {name} | {v} |\n"
+    for name, v in (("Linux", "24.04"), ("Slurm", "25.11"), ("CUDA", "12.8"), ("Kubernetes", "1.32"), ("Helm", "3.14"))
+)
+
+
+def test_a_heading_brings_the_rows_rated_best_and_leaves_the_others_to_be_chosen() -> None:
+    passages = [
+        Passage(chunk_id="d#0", doc_id="d", title="D", section="Requirements", text=TABLE, score=1.0, language="en")
+    ]
+    rows = split_units(TABLE, "text", 0)
+    heading = heading_lead("Requirements", rows)
+    assert heading is not None
+    units = [heading, *rows]
+    typed = analyse("Which Kubernetes version is required?", set())
+    queries = [part_query(p, {p.attribute: 1.0}, {p.attribute: 1.0}, "q") for p in typed.parts]
+    cands = candidates(typed, queries, "q", "en", Evidence([], units), passages)
+    index = {u.text.split(";")[0].removeprefix("Component: "): i for i, u in enumerate(cands.units)}
+    probs = np.zeros(len(cands.units))
+    # the heading is best; of its five rows Kubernetes (the fourth) is rated best, then Linux, Helm, Slurm
+    for name, p in (("Requirements", 0.9), ("Kubernetes", 0.8), ("Linux", 0.5), ("Helm", 0.4), ("Slurm", 0.3)):
+        probs[index[name]] = p
+    scores = unit_scores(cands, [probs])
+    assert [r.text for r in brought_along(heading, cands.units, scores)] == [
+        "Component: Linux; Version: 24.04", "Component: Kubernetes; Version: 1.32", "Component: Helm; Version: 3.14"
+    ]  # fmt: skip
+    # the rows the heading brings are not quoted again; a row it leaves out is still a candidate
+    chosen = [s.unit.text for s in choose_quotes(cands, [probs], limit=2)]
+    assert chosen == ["Requirements", "Component: Slurm; Version: 25.11"]
+    _, attached = attach_followers([ScoredUnit(heading, 0.9)], cands.units, scores=scores)
+    assert "Component: Kubernetes; Version: 1.32" in [r.text for r in attached[heading]]
 
 
 def _selector(answer_threshold: float) -> Selector:
