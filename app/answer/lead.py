@@ -132,7 +132,7 @@ def choose_quotes(
         housekeeping = cands.matrix[0][:, _HOUSEKEEPING] > 0
         probs = [np.where(housekeeping, -1.0, p) for p in probs]
     overall = np.max(np.stack(probs), axis=0)
-    scores = unit_scores(cands, probs)
+    scores = dict(zip(cands.units, overall.tolist(), strict=True))  # what a heading's rows are chosen by
     order: list[int] = list(dict.fromkeys(first))
     for p in probs:
         best = int(np.argmax(p))
