@@ -59,7 +59,9 @@ class Unit:
     passage: int  # index into the passage list
     text: str  # what the answer shows (verbatim words; table cells labelled by their header)
     quote: str  # verbatim Markdown of the unit, for the citation
-    kind: str  # "sentence", "item", "row", "code", "code_line", or "heading" (a section title that announces a table)
+    # "sentence", "item", "row", "code", "code_line", or "heading" (a section title that announces a table or
+    # list, or that states a value of its own: "Integration with Podman (Slurm-23.02+)")
+    kind: str
     # parent list items ("a › b"), or for a code line "lead-in | lang: yaml | keys: spec > queue" (parts
     # left out when empty): helps scoring, not shown
     context: str = ""
@@ -430,11 +432,37 @@ UNIT_EMBED_CHARS = 700
 HEADED_KINDS = ("row", "item")
 
 
+# A version or dotted number in a section title ("Docker Engine v20.10+", "(3.3.0)"); a leading section number
+# ("4. 運用") is numbering, not a value.
+_TITLE_VALUE = re.compile(r"(?<![\w.])v?\d+(?:\.\d+)+(?![\w.])")
+_NUMBERING = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s")
+
+
+def title_value(title: str) -> bool:
+    """Whether a section title states a value of its own (a version or dotted number), which its passages'
+    sentences may never repeat.
+
+    >>> title_value("Integration with Podman (Slurm-23.02+)"), title_value("4.1 Operation"), title_value("Setup")
+    (True, False, False)
+    """
+    return bool(_TITLE_VALUE.search(_NUMBERING.sub("", md.inline_text(title, links=False))))
+
+
+def holds_values(unit: Unit) -> bool:
+    """Whether values are read from ``unit``: not from a whole code block (its lines are units of their own), nor
+    from a heading that only announces what follows it."""
+    return unit.kind != "code" and (unit.kind != "heading" or title_value(unit.text))
+
+
 def heading_lead(section: str, units: Sequence[Unit]) -> Unit | None:
     """A passage that opens with a table or list under its own heading ("Requirements & supported
-    versions") is announced by that heading: as a unit, the heading brings the table or list along."""
+    versions") is announced by that heading: as a unit, the heading brings the table or list along. A heading
+    that states a value ("Integration with Rootless Docker (Docker Engine v20.10+ & Slurm-23.02+)") is a unit
+    of every passage under it: the value is written nowhere else."""
     title = section.split(" > ")[-1].strip()
-    if not title or not units or units[0].kind not in HEADED_KINDS or units[0].context:
+    if not title or not units:
+        return None
+    if (units[0].kind not in HEADED_KINDS or units[0].context) and not title_value(title):
         return None
     # block 0 is never used by split_units, so the heading sits right before the opening block
     return Unit(units[0].passage, clean_markup(title), "", "heading", block=units[0].block - 1)

@@ -40,7 +40,7 @@ from app.answer.question import unit_has_qualifier
 from app.answer.values import split_identifier
 from app.models import VALUE_TYPES, Passage, TypedQuestion
 from core.text import content_tokens
-from core.units import Unit, unit_keys
+from core.units import Unit, holds_values, unit_keys
 
 KINDS = ("sentence", "item", "row", "code_line", "code", "heading")
 TYPES = ("api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name")
@@ -192,7 +192,7 @@ def _part_features(
     part = query.part
     value_type = part.answer_type in VALUE_TYPES
     as_type = part if value_type else part.model_copy(update={"answer_type": "command"})
-    spans = new_values(as_type, unit, question) if unit.kind not in ("heading", "code") else []
+    spans = new_values(as_type, unit, question) if holds_values(unit) else []
     qualified = 1.0
     if spans and part.qualifiers:
         window = PATHS.sub(" ", qualifier_window(unit, units))

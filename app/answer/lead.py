@@ -30,7 +30,7 @@ from app.answer.locate import Located, PartQuery
 from app.answer.value_candidates import span_candidates, value_rows
 from app.models import VALUE_TYPES
 from core.text import content_tokens
-from core.units import Unit, code_lines_shown
+from core.units import Unit, code_lines_shown, holds_values
 
 ANSWERABLE_FEATURES = (
     "p_max", "p_top3", "p_value", "value_parts", "missing_share", "support", "rules_answer", "units", "quoted_parts",
@@ -147,7 +147,7 @@ def choose_quotes(
         unit = cands.units[i]
         if len(chosen) >= limit or overall[i] < 0:
             break
-        if unit in shown or (unit.kind == "heading" and not followers(unit, cands.units)):
+        if unit in shown or (unit.kind == "heading" and not followers(unit, cands.units) and not holds_values(unit)):
             continue
         if unit.kind == "code" and code:
             continue

@@ -27,7 +27,7 @@ from app.answer.question import unit_has_qualifier
 from app.answer.values import Span, find_values, identifier_words, split_identifier
 from app.models import VALUE_TYPES, AnswerType, Passage, QuestionPart, TypedQuestion
 from core.text import content_tokens, normalize
-from core.units import Unit, code_language
+from core.units import Unit, code_language, holds_values
 
 # A unit answers a part only when it covers this share of the part's own words (what is asked about
 # the focus); the rest of the question (its topic) and the passage's rank add to the ranking, not to this bar.
@@ -243,7 +243,7 @@ def locate_part(
         query = replace(query, attribute=documented(query.attribute, passages) or {"": 1.0})
     found: list[Located] = []
     for unit in evidence.units:
-        if unit.kind in ("heading", "code") or unit.passage >= len(passages):
+        if not holds_values(unit) or unit.passage >= len(passages):
             continue
         spans = new_values(query.part, unit, question)
         if not spans:

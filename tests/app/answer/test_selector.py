@@ -19,6 +19,7 @@ from app.answer.lead import choose_quotes, unit_scores
 from app.answer.locate import part_query
 from app.answer.question import analyse
 from app.answer.selector import FORMAT, MODEL_PATH, Logistic, Selector, Trees, from_dict, load, sigmoid, trees_from
+from app.answer.value_candidates import span_candidates
 from app.models import Passage
 from core.units import heading_lead, split_units
 from evals.fit import RANKER, fit_ranker, unit_json
@@ -141,6 +142,26 @@ def test_a_heading_brings_the_rows_rated_best_and_leaves_the_others_to_be_chosen
     assert chosen == ["Requirements", "Component: Slurm; Version: 25.11"]
     _, attached = attach_followers([ScoredUnit(heading, 0.9)], cands.units, scores=scores)
     assert "Component: Kubernetes; Version: 1.32" in [r.text for r in attached[heading]]
+
+
+def test_a_heading_that_states_a_version_is_a_value_candidate_and_can_be_quoted() -> None:
+    prose = "Slurm's scrun can run containers as jobs with Docker.\n\nNo special permissions are required."
+    section = "Integration with Rootless Docker (Docker Engine v20.10+)"
+    passages = [Passage(chunk_id="d#0", doc_id="d", title="D", section=section, text=prose, score=1.0, language="en")]
+    units = split_units(prose, "text", 0)
+    heading = heading_lead(section, units)
+    assert heading is not None
+    question = "Which Docker Engine version does the rootless Docker integration need?"
+    typed = analyse(question, set())
+    queries = [part_query(p, {p.attribute: 1.0}, {p.attribute: 1.0}, "q") for p in typed.parts]
+    cands = candidates(typed, queries, question, "en", Evidence([], [heading, *units]), passages)
+    at = cands.units.index(heading)
+    assert cands.matrix[0][at, FEATURES.index("p_has_value")] == 1.0
+    assert "v20.10+" in [c.span.text for c in span_candidates(cands, 0, queries[0], question)]
+    probs = np.full(len(cands.units), 0.2)
+    probs[at] = 0.9
+    # a heading that brings nothing along is quoted for the value it states
+    assert [s.unit for s in choose_quotes(cands, [probs], limit=1)] == [heading]
 
 
 def _selector(answer_threshold: float) -> Selector:

@@ -19,6 +19,7 @@ from app.answer.evidence import (
     split_units,
 )
 from app.models import Passage
+from core.units import holds_values
 
 DOC = """A workload manager is expected to do three things:
 
@@ -183,6 +184,18 @@ def test_heading_announces_the_table_that_opens_its_passage() -> None:
     # a passage that opens with prose, or has no section, has no heading lead
     assert heading_lead("Guide > Requirements", split_units("Images pin versions.\n\n" + table)) is None
     assert heading_lead("", units) is None
+
+
+def test_a_heading_that_states_a_value_is_a_unit_of_every_passage_under_it() -> None:
+    prose = "Slurm's scrun can run containers as jobs.\n\nNo special permissions are required."
+    lead = heading_lead("Containers > Integration with Podman (Slurm-23.02+)", split_units(prose, "text", 0))
+    assert lead is not None and lead.kind == "heading" and lead.text == "Integration with Podman (Slurm-23.02+)"
+    assert holds_values(lead) and followers(lead, [lead, *split_units(prose, "text", 0)]) == []
+    # numbering is not a value, and a heading that only announces a table holds none
+    assert heading_lead("4. Operation", split_units(prose, "text", 0)) is None
+    table = split_units("| Component | Version |\n|---|---|\n| Slurm | 25.11 |", "table", 0)
+    announcing = heading_lead("Requirements", table)
+    assert announcing is not None and not holds_values(announcing)
 
 
 def test_compose_quotes_a_heading_lead_with_its_rows() -> None:
