@@ -187,6 +187,9 @@ SELECTION_FEATURES = [
     "identifier",
     "facets_read",
     "names_source",
+    "first_person",
+    "asks_reason",
+    "no_request",
 ]
 # A document named as the one whose words are asked for ("what does the article's table recommend…",
 # "記事のまとめでは…"): a question about what a source says, even when it describes a situation.
@@ -202,6 +205,25 @@ _FACT_WORD = re.compile(
     r"|version|command|flag|option|field|key|value|year)|which (flag|option|command|field|key|file|version|annotation"
     r"|label|namespace|crd|feature gate|daemon|plugin|environment variable))\b"
     r"|何(が|を|で|回|台|人|年|秒)|いつ|なぜ|何故|理由|どうやって|どう(書|設定|確認|指定|やる|やれ)|には(どう|何)|コマンド|オプション|フラグ",
+    re.I,
+)
+# The asker's own situation ("we", "our team", "うち", "弊社"): a request about us, rather than about what a
+# source says of someone else's case ("which platform does the article give a cloud startup?").
+_FIRST_PERSON = re.compile(
+    r"\b(we|we're|we've|we'll|we'd|our|ours|us|i(?![/.])|i'm|i've|my|me)\b|私|僕|俺|うち|弊社|我々|われわれ|自社|当社",
+    re.I,
+)
+# A reason or a source asked for ("why is Kubernetes listed…", "on what grounds", 「根拠は？」): a question about
+# an argument, not for a choice.
+_REASON = re.compile(
+    r"\b(why|reasons?|grounds|rationale|justif(y|ies|ied|ication)|cites?|cited)\b|理由|根拠|なぜ|何故|どうして|出典|引用",
+    re.I,
+)
+# Anything asked or requested at all: a question mark, a question word, a request. A text without one states a
+# situation ("FYI, we're on-prem") and asks for nothing yet.
+_REQUEST = re.compile(
+    r"[?？]|\b(which|what|how|should|recommend|suggest|advise|advice|pick|choose|tell me|help|thoughts|opinion)\b"
+    r"|教えて|ください|下さい|どれ|どっち|どちら|何|べき|おすすめ|お勧め|ですか|ますか|でしょうか|かな|か[。.]|か$|選",
     re.I,
 )
 _VALUE = {"api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name"}
@@ -233,6 +255,9 @@ def selection_features(
             float(bool(focus_entities(question, ()))),
             float(facets_read),
             float(bool(_SOURCE.search(question))),
+            float(bool(_FIRST_PERSON.search(question))),
+            float(bool(_REASON.search(question))),
+            float(not _REQUEST.search(question.strip())),
         ],
         dtype=float,
     )

@@ -249,18 +249,23 @@ def _choose_binary(
     dev: list[tuple[np.ndarray, bool]],
     thresholds: Sequence[float],
     score: Callable[[list[bool], list[bool]], float],
+    middle: bool = False,
 ) -> tuple[float, dict[str, Any]]:
     """A binary model per C of C_GRID fitted on train, and the (C, threshold) whose dev ``score`` is highest
-    (the first one on a tie: put the preferred thresholds first)."""
+    (the first C on a tie; of the thresholds that tie for that C, the first, or with ``middle`` the middle
+    one: a bar at the edge of a plateau sits next to the cases it barely separates)."""
     best: tuple[float, dict[str, Any]] | None = None
     for c in C_GRID:
         spec = _fit_linear(xt, yt, c)
         spec["classes"] = ["False", "True"]
+        values = []
         for threshold in thresholds:
             spec["threshold"] = threshold
-            value = score([_predict_binary(spec, x) for x, _ in dev], [y for _, y in dev])
-            if best is None or value > best[0] + 1e-9:
-                best = (value, {**spec})
+            values.append(score([_predict_binary(spec, x) for x, _ in dev], [y for _, y in dev]))
+        top = max(values)
+        if best is None or top > best[0] + 1e-9:
+            tied = [t for t, v in zip(thresholds, values, strict=True) if v >= top - 1e-9]
+            best = (top, {**spec, "threshold": tied[len(tied) // 2] if middle else tied[0]})
     assert best is not None
     return best
 
@@ -316,9 +321,9 @@ def _choose_selection(data: list[tuple[np.ndarray, bool, str]], log: list[str], 
     xt = np.stack([x for x, _, s in data if s == "train"])
     yt = [str(y) for _, y, s in data if s == "train"]
     dev = [(x, y) for x, y, s in data if s == "dev"]
-    # on a tie the higher threshold: fewer verdicts on facts
+    # of the thresholds that tie on dev, the middle one
     thresholds = [round(float(t), 2) for t in np.arange(0.8, 0.19, -0.05)]
-    best = _choose_binary(xt, yt, dev, thresholds, _accuracy)
+    best = _choose_binary(xt, yt, dev, thresholds, _accuracy, middle=True)
     spec = best[1]
     spec["features"] = SELECTION_FEATURES
     if not quiet:
