@@ -228,7 +228,7 @@ def answerable_rows(
             kept, rows = value_rows(spans, p[i], d.part_types[i])
             if kept:
                 best_value = max(best_value, float(value(rows).max()))
-        row = answerable_features(p, d.matrix.shape[1], d.part_types, best_value, d.missing, d.support, d.rules_answer)
+        row = answerable_features(p, d.matrix, d.part_types, best_value, d.missing, d.support, d.rules_answer)
         xs.append(row)
         ys.append(float(not d.refuse))
     return np.asarray(xs), np.asarray(ys)

@@ -57,7 +57,7 @@ def choose(
     confidence = min((c.probability for c in choices if c.probability >= selector.value.threshold), default=1.0)
     best_value = max((c.probability for c in choices), default=0.0)
     part_types = [q.part.answer_type for q in queries]
-    row = answerable_features(probs, len(cands.units), part_types, best_value, missing, support, rules_answer)
+    row = answerable_features(probs, cands.matrix, part_types, best_value, missing, support, rules_answer)
     answerable = float(selector.answerable.probability(row[None, :])[0])
     first = [cands.units.index(loc.unit) for loc in shown]
     chosen = {c.part for c in choices}

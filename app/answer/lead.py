@@ -8,7 +8,7 @@
   model rates best; the rows it leaves out stay candidates.
 - Whether the documents answer at all is the answerable model's call, over the best probabilities.
 
-    >>> answerable_features([np.array([0.2, 0.9])], 2, ["flag"], 0.8, 0, 0.5, True)[:3].tolist()
+    >>> answerable_features([np.array([0.2, 0.9])], np.zeros((1, 2, len(FEATURES))), ["flag"], 0.8, 0, 0.5, True)[:3].tolist()
     [0.9, 0.55, 0.8]
 
 Deliberately left out: rendering (``app.answer.quotes``) and features of units (``app.answer.features``).
@@ -32,11 +32,19 @@ from app.models import VALUE_TYPES
 from core.text import content_tokens
 from core.units import Unit, code_lines_shown, holds_values
 
+# What the question's best units say of it, part by part (averaged over the parts): whether the unit holds the
+# part's attribute, its key words, its qualifiers, a value of the asked type, its subject. A question the
+# documents come near without answering ("the default of X" where X is described but no default given) has
+# units that name its subject and lack the rest.
+_TOP_UNIT = ("p_attr", "p_keys", "p_qual", "p_has_value", "p_about")
+_QUESTION_TYPES = tuple(name for name in FEATURES if name.startswith("q_"))  # the question's main answer type
 ANSWERABLE_FEATURES = (
     "p_max", "p_top3", "p_value", "value_parts", "missing_share", "support", "rules_answer", "units", "quoted_parts",
+    *_QUESTION_TYPES, *(f"top_{name}" for name in _TOP_UNIT),
 )  # fmt: skip
 MAX_QUOTES = 7  # the lead and what is folded under it
-_HOUSEKEEPING = FEATURES.index("housekeeping")
+_F = {name: i for i, name in enumerate(FEATURES)}
+_HOUSEKEEPING = _F["housekeeping"]
 Matrix = npt.NDArray[np.float64]
 
 
@@ -80,7 +88,7 @@ def value_choices(
 
 def answerable_features(
     probs: Sequence[Matrix],
-    units: int,
+    matrix: Matrix,
     part_types: Sequence[str],
     best_value: float,
     missing: int,
@@ -88,9 +96,17 @@ def answerable_features(
     rules_answer: bool,
 ) -> Matrix:
     """What the answerable model reads: the best unit probabilities, the best value's, how many value parts the
-    question has and how many of them the value detectors found nothing for, the retrieval support, and
-    whether the rules would answer."""
+    question has and how many of them the value detectors found nothing for, the retrieval support, whether
+    the rules would answer, the question's answer type, and what each part's best unit holds of it
+    (``matrix``: the candidates' feature rows, parts × units × ``FEATURES``)."""
+    units = matrix.shape[1] if matrix.ndim == 3 else 0
     best = np.max(np.stack(probs), axis=0) if probs and units else np.zeros(0)
+    if units:
+        tops = [int(np.argmax(p)) for p in probs]
+        asked = matrix[0][0][[_F[name] for name in _QUESTION_TYPES]].tolist()
+        held = [float(np.mean([matrix[i][j][_F[name]] for i, j in enumerate(tops)])) for name in _TOP_UNIT]
+    else:
+        asked, held = [0.0] * len(_QUESTION_TYPES), [0.0] * len(_TOP_UNIT)
     top = np.sort(best)[::-1]
     value_parts = sum(1 for t in part_types if t in VALUE_TYPES)
     quoted = sum(1 for t in part_types if t in ("procedure", "reason", "list", "comparison"))
@@ -105,6 +121,8 @@ def answerable_features(
             float(rules_answer),
             math.log1p(units),
             float(quoted),
+            *asked,
+            *held,
         ]
     )
 

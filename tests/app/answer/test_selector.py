@@ -15,7 +15,7 @@ from app.answer.choose import Choice, settle
 from app.answer.compose import attach_followers
 from app.answer.evidence import Evidence, ScoredUnit, brought_along
 from app.answer.features import FEATURES, Candidates, candidates
-from app.answer.lead import choose_quotes, unit_scores
+from app.answer.lead import ANSWERABLE_FEATURES, answerable_features, choose_quotes, unit_scores
 from app.answer.locate import part_query
 from app.answer.question import analyse
 from app.answer.selector import FORMAT, MODEL_PATH, Logistic, Selector, Trees, from_dict, load, sigmoid, trees_from
@@ -182,3 +182,25 @@ def test_settle_firm_refusals_stand_and_the_model_decides_the_rest() -> None:
     assert settle(rules_refused, _choice(0.9), _selector(0.5), typed, "en", frozenset({"kueue"})).text is None
     low = settle(refusal.Decision(), _choice(0.1), _selector(0.5), typed, "en", frozenset({"kueue", "default"}))
     assert low.not_stated is not None and low.not_stated.focus == "Kueue"
+
+
+def test_answerable_features_read_the_question_type_and_each_parts_best_unit() -> None:
+    f = {name: i for i, name in enumerate(FEATURES)}
+    matrix = np.zeros((2, 3, len(FEATURES)))
+    matrix[:, :, f["q_default"]] = 1.0  # the question asks for a default
+    matrix[0, 1, f["p_keys"]] = 1.0  # part 0's best unit (1) holds its key words...
+    matrix[0, 2, f["p_attr"]] = 1.0  # ...the attribute is only in a unit ranked lower
+    matrix[1, 0, f["p_attr"]] = 1.0  # part 1's best unit (0) holds the attribute
+    probs = [np.array([0.1, 0.8, 0.3]), np.array([0.6, 0.2, 0.1])]
+    row = dict(zip(ANSWERABLE_FEATURES, answerable_features(probs, matrix, ["default", "default"], 0.4, 0, 0.5, True)))
+    assert len(row) == len(ANSWERABLE_FEATURES)
+    assert row["q_default"] == 1.0 and row["q_version"] == 0.0
+    assert row["top_p_keys"] == 0.5 and row["top_p_attr"] == 0.5  # averaged over the parts' best units
+    assert row["p_max"] == 0.8 and row["rules_answer"] == 1.0
+    # no units: the features are there, all zero
+    empty = answerable_features([np.zeros(0)], np.zeros((1, 0, len(FEATURES))), ["default"], 0.0, 1, 0.0, False)
+    assert len(empty) == len(ANSWERABLE_FEATURES) and not empty[9:].any()
+
+
+def test_the_shipped_answerable_model_reads_the_features_the_app_computes() -> None:
+    assert load().answerable.features == list(ANSWERABLE_FEATURES)
