@@ -192,7 +192,8 @@ def test_answerable_features_read_the_question_type_and_each_parts_best_unit() -
     matrix[0, 2, f["p_attr"]] = 1.0  # ...the attribute is only in a unit ranked lower
     matrix[1, 0, f["p_attr"]] = 1.0  # part 1's best unit (0) holds the attribute
     probs = [np.array([0.1, 0.8, 0.3]), np.array([0.6, 0.2, 0.1])]
-    row = dict(zip(ANSWERABLE_FEATURES, answerable_features(probs, matrix, ["default", "default"], 0.4, 0, 0.5, True)))
+    features = answerable_features(probs, matrix, ["default", "default"], 0.4, 0, 0.5, True)
+    row = dict(zip(ANSWERABLE_FEATURES, features, strict=True))
     assert len(row) == len(ANSWERABLE_FEATURES)
     assert row["q_default"] == 1.0 and row["q_version"] == 0.0
     assert row["top_p_keys"] == 0.5 and row["top_p_attr"] == 0.5  # averaged over the parts' best units
