@@ -60,6 +60,7 @@ RELATIVE = (
     "ev", "lex", "lex_ctx", "p_attr", "p_overall", "p_keys", "dense", "rel", "p_span_about", "udense", "p_udense",
 )  # fmt: skip
 FEATURES = UNIT_FEATURES + PART_FEATURES + tuple(f"{name}_{how}" for name in RELATIVE for how in ("share", "rank"))
+COLUMN = {name: i for i, name in enumerate(FEATURES)}  # a feature's column in a candidate's row
 _ABSOLUTE = {name: i for i, name in enumerate(UNIT_FEATURES + PART_FEATURES)}
 
 

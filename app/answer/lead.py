@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from app.answer.compose import REDUNDANT, word_overlap
 from app.answer.evidence import ScoredUnit, brought_along, followers
-from app.answer.features import FEATURES, Candidates
+from app.answer.features import COLUMN, FEATURES, Candidates
 from app.answer.locate import Located, PartQuery
 from app.answer.value_candidates import span_candidates, value_rows
 from app.models import VALUE_TYPES
@@ -38,13 +38,14 @@ from core.units import Unit, code_lines_shown, holds_values
 # units that name its subject and lack the rest.
 _TOP_UNIT = ("p_attr", "p_keys", "p_qual", "p_has_value", "p_about")
 _QUESTION_TYPES = tuple(name for name in FEATURES if name.startswith("q_"))  # the question's main answer type
+_TOP_UNIT_COLUMNS = [COLUMN[name] for name in _TOP_UNIT]
+_QUESTION_TYPE_COLUMNS = [COLUMN[name] for name in _QUESTION_TYPES]
 ANSWERABLE_FEATURES = (
     "p_max", "p_top3", "p_value", "value_parts", "missing_share", "support", "rules_answer", "units", "quoted_parts",
     *_QUESTION_TYPES, *(f"top_{name}" for name in _TOP_UNIT),
 )  # fmt: skip
 MAX_QUOTES = 7  # the lead and what is folded under it
-_F = {name: i for i, name in enumerate(FEATURES)}
-_HOUSEKEEPING = _F["housekeeping"]
+_HOUSEKEEPING = COLUMN["housekeeping"]
 Matrix = npt.NDArray[np.float64]
 
 
@@ -99,12 +100,12 @@ def answerable_features(
     question has and how many of them the value detectors found nothing for, the retrieval support, whether
     the rules would answer, the question's answer type, and what each part's best unit holds of it
     (``matrix``: the candidates' feature rows, parts × units × ``FEATURES``)."""
-    units = matrix.shape[1] if matrix.ndim == 3 else 0
+    units = matrix.shape[1]
     best = np.max(np.stack(probs), axis=0) if probs and units else np.zeros(0)
     if units:
         tops = [int(np.argmax(p)) for p in probs]
-        asked = matrix[0][0][[_F[name] for name in _QUESTION_TYPES]].tolist()
-        held = [float(np.mean([matrix[i][j][_F[name]] for i, j in enumerate(tops)])) for name in _TOP_UNIT]
+        asked = matrix[0, 0, _QUESTION_TYPE_COLUMNS].tolist()
+        held = matrix[range(len(tops)), tops][:, _TOP_UNIT_COLUMNS].mean(axis=0).tolist()
     else:
         asked, held = [0.0] * len(_QUESTION_TYPES), [0.0] * len(_TOP_UNIT)
     top = np.sort(best)[::-1]

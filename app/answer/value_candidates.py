@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from app.answer.features import FEATURES, TYPES, Candidates
+from app.answer.features import COLUMN, TYPES, Candidates
 from app.answer.locate import Located, PartQuery, best_span, new_values
 from app.answer.values import Span, split_identifier
 from core.text import content_tokens
@@ -36,7 +36,6 @@ STATIC = (
     "located_same", "qual", "attr", "keys", "unit_about", "kind_code_line", "kind_row", "kind_item", "kind_sentence",
 )  # fmt: skip
 VALUE_FEATURES = ("p", "p_rank", "p_margin", *STATIC, *(f"t_{t}" for t in TYPES))
-_F = {name: i for i, name in enumerate(FEATURES)}
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ class SpanCandidate:
 
 def valued(rows: Matrix) -> npt.NDArray[np.int64]:
     """The units holding a new value of the part's type."""
-    return np.flatnonzero(rows[:, _F["p_has_value"]] > 0)
+    return np.flatnonzero(rows[:, COLUMN["p_has_value"]] > 0)
 
 
 def span_candidates(
@@ -81,10 +80,10 @@ def span_candidates(
                 1.0 / (1.0 + distance / 20.0),
                 _value_side(unit.text, span.start),
                 float(rule is not None and rule.unit == unit and rule.span.text == span.text),
-                row[_F["p_qual"]],
-                row[_F["p_attr"]],
-                row[_F["p_keys"]],
-                row[_F["p_about"]],
+                row[COLUMN["p_qual"]],
+                row[COLUMN["p_attr"]],
+                row[COLUMN["p_keys"]],
+                row[COLUMN["p_about"]],
                 float(unit.kind == "code_line"),
                 float(unit.kind == "row"),
                 float(unit.kind == "item"),

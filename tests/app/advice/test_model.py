@@ -42,33 +42,32 @@ def test_selection_features_see_choice_wording_and_value_questions() -> None:
     assert value[7] == 1 and value[9] == 1  # a value type asked; the conversation asked for a platform
 
 
-def test_selection_features_see_a_named_source_and_a_reason_asked() -> None:
-    def named(question: str) -> dict[str, float]:
-        return dict(zip(SELECTION_FEATURES, selection_features(question, False, False), strict=True))
+def _named(question: str) -> dict[str, float]:
+    """The asks-for-a-platform features of a first turn, by name."""
+    return dict(zip(SELECTION_FEATURES, selection_features(question, False, False), strict=True))
 
-    assert named("What does the article's table recommend on-prem?")["names_source"] == 1
-    assert named("うちはオンプレなんですが、どっちにすべき？")["names_source"] == 0
-    assert named("記事のまとめではどっち推し？")["names_source"] == 1
-    assert named("推論も同じ基盤で回すケースだと理由は何？")["factual_question_word"] == 1
+
+def test_selection_features_see_a_named_source_and_a_reason_asked() -> None:
+    assert _named("What does the article's table recommend on-prem?")["names_source"] == 1
+    assert _named("うちはオンプレなんですが、どっちにすべき？")["names_source"] == 0
+    assert _named("記事のまとめではどっち推し？")["names_source"] == 1
+    assert _named("推論も同じ基盤で回すケースだと理由は何？")["factual_question_word"] == 1
 
 
 def test_selection_features_see_who_the_situation_is_and_whether_anything_is_asked() -> None:
-    def named(question: str) -> dict[str, float]:
-        return dict(zip(SELECTION_FEATURES, selection_features(question, False, False), strict=True))
-
     # the asker's own situation, in either language; "I/O" is no "I"
-    assert named("We're on-prem with a small team. Which platform?")["first_person"] == 1
-    assert named("うちはクラウドです。どっちがいい？")["first_person"] == 1
-    assert named("Which platform does the article give an I/O-heavy cloud startup?")["first_person"] == 0
+    assert _named("We're on-prem with a small team. Which platform?")["first_person"] == 1
+    assert _named("うちはクラウドです。どっちがいい？")["first_person"] == 1
+    assert _named("Which platform does the article give an I/O-heavy cloud startup?")["first_person"] == 0
     # a reason or a source asked for
-    assert named("On what grounds does the table list Kubernetes?")["asks_reason"] == 1
-    assert named("表がSlurmを選んでる根拠は？")["asks_reason"] == 1
-    assert named("Which platform should we use?")["asks_reason"] == 0
+    assert _named("On what grounds does the table list Kubernetes?")["asks_reason"] == 1
+    assert _named("表がSlurmを選んでる根拠は？")["asks_reason"] == 1
+    assert _named("Which platform should we use?")["asks_reason"] == 0
     # a statement that asks nothing, against a question without a question mark and a polite request
-    assert named("FYI, we're on-prem and only train.")["no_request"] == 1
-    assert named("参考までに、うちはオンプレの固定クラスタで学習のみです。")["no_request"] == 1
-    assert named("Recommend a platform for our on-prem racks")["no_request"] == 0
-    assert named("オンプレで学習のみなので、おすすめを教えてください")["no_request"] == 0
+    assert _named("FYI, we're on-prem and only train.")["no_request"] == 1
+    assert _named("参考までに、うちはオンプレの固定クラスタで学習のみです。")["no_request"] == 1
+    assert _named("Recommend a platform for our on-prem racks")["no_request"] == 0
+    assert _named("オンプレで学習のみなので、おすすめを教えてください")["no_request"] == 0
 
 
 def test_linear_model_softmax_and_neutral_similarity() -> None:
