@@ -173,12 +173,7 @@ class Advisor:
             t0 = time.perf_counter()
             query = correct(query, snap.frequency)
             forms = self.retriever.forms(query)
-            # the parts' texts too (the answer step compares units with them): embedded beside the others, they
-            # cost no wait of their own after retrieval
-            parts = [p.text for p in analyse(strip_injection(turn.focus) if turn.context else query, snap.names).parts]
-            self.embeddings.prepare_queries(
-                [*forms.embedded(mode), *self.reader.query_texts(turn.focus, turn.history), *parts]
-            )
+            self.embeddings.prepare_queries([*forms.embedded(mode), *self.reader.query_texts(turn.focus, turn.history)])
             timings["prepare_queries"] = _ms(t0)
             ranked = self.retriever.retrieve(query, k * CANDIDATE_FACTOR, mode, timings, snap, forms)
             substantive = [p for p in one_per_section(ranked, language, snap) if not only_file_notes(p)]

@@ -364,12 +364,10 @@ class RecordingEmbeddings(FakeEmbeddings):
     def __init__(self) -> None:
         super().__init__()
         self.prepared: list[str] = []
-        self.batches: list[list[str]] = []
         self.queried: list[str] = []
 
     def prepare_queries(self, texts: Iterable[str]) -> None:
-        self.batches.append(list(texts))
-        self.prepared.extend(self.batches[-1])
+        self.prepared.extend(texts)
 
     def embed_query(self, text: str) -> list[float]:
         self.queried.append(text)
@@ -385,21 +383,6 @@ def test_every_query_text_is_prepared_before_retrieval(settings: Settings, quest
     advisor.ask(question)
     assert embeddings.queried, "the dense retriever embeds the question"
     assert set(embeddings.queried) <= set(embeddings.prepared)
-
-
-def test_the_parts_are_embedded_beside_the_retrieval_texts(settings: Settings) -> None:
-    # each part's text is compared with the units after retrieval; prepared in the first batch, it costs no
-    # embedding of its own then
-    embeddings = RecordingEmbeddings()
-    run_ingest(settings, embeddings)
-    advisor = Advisor(settings, embeddings)
-    question = "Which flag enables the gateway cache, and what is its default port?"
-    advisor.ask(question)
-    first = embeddings.batches[0]
-    parts = [q.part.text for q in advisor.inspect(question).reading.queries]
-    assert len(parts) == 2
-    assert set(parts) <= set(first)
-    assert set(advisor.retriever.forms(question).embedded("hybrid")) <= set(first)
 
 
 def test_units_are_compared_with_the_question_through_the_vectors_ingest_stored(settings: Settings) -> None:
