@@ -26,7 +26,7 @@ from app.retrieval.companions import original_units
 from app.retrieval.snapshot import Snapshot
 from core.contract import StoredChunk
 from core.text import content_tokens, normalize
-from core.units import code_window
+from core.units import code_window, holds_values
 
 __all__ = ["QUOTES_HEADING", "RELATED_HEADING", "Draft", "compose", "related_lines"]
 
@@ -174,8 +174,13 @@ def attach_followers(
     attached: dict[Unit, list[Unit]] = {}
     used: set[Unit] = {s.unit for s in ordered if s.unit.kind == "code"}
     code_shown = bool(used)
+    placed: set[Unit] = set()  # the quotes already given their place in the reading order
     for s in ordered:
-        rows = brought_along(s.unit, units, scores, used)
+        if s.unit in used and s.unit.kind != "code":
+            continue  # shown under an earlier quote, so what it would bring is not shown through it
+        # an earlier quote keeps its place and what it brings: a later heading does not take it as one of its rows
+        rows = brought_along(s.unit, units, scores, used | placed)
+        placed.add(s.unit)
         if not rows and whole_lists and s.unit.kind == "item" and s.unit not in used:
             # a question asking for the list ("what are the ways…") gets the item's siblings with it
             rows = [u for u in siblings(s.unit, units) if u not in used][:MAX_SIBLINGS]
@@ -188,7 +193,9 @@ def attach_followers(
         if rows:
             attached[s.unit] = rows
             used.update(rows)
-    return [s for s in ordered if s.unit not in used or s.unit.kind == "code"], attached
+    # a heading stands for its rows: with all of them quoted already, it has nothing left to show
+    bare = {s.unit for s in ordered if s.unit.kind == "heading" and s.unit not in attached and not holds_values(s.unit)}
+    return [s for s in ordered if (s.unit not in used or s.unit.kind == "code") and s.unit not in bare], attached
 
 
 MAX_SIBLINGS = 6

@@ -144,6 +144,20 @@ def test_a_heading_brings_the_rows_rated_best_and_leaves_the_others_to_be_chosen
     assert "Component: Kubernetes; Version: 1.32" in [r.text for r in attached[heading]]
 
 
+def test_a_later_heading_leaves_an_earlier_quote_in_its_place_and_goes_when_it_has_nothing_left() -> None:
+    rows = split_units(TABLE, "text", 0)
+    heading = heading_lead("Requirements", rows)
+    assert heading is not None
+    units = [heading, *rows]
+    kubernetes = next(r for r in rows if "Kubernetes" in r.text)
+    ordered, attached = attach_followers([ScoredUnit(kubernetes, 0.8), ScoredUnit(heading, 0.7)], units)
+    assert [s.unit for s in ordered] == [kubernetes, heading]
+    assert attached[heading] and kubernetes not in attached[heading]
+    # every row quoted before it: the heading would show nothing of its own
+    ordered, attached = attach_followers([*(ScoredUnit(r, 0.8) for r in rows), ScoredUnit(heading, 0.7)], units)
+    assert [s.unit for s in ordered] == rows and heading not in attached
+
+
 def test_a_heading_that_states_a_version_is_a_value_candidate_and_can_be_quoted() -> None:
     prose = "Slurm's scrun can run containers as jobs with Docker.\n\nNo special permissions are required."
     section = "Integration with Rootless Docker (Docker Engine v20.10+)"
