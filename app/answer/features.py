@@ -61,7 +61,6 @@ RELATIVE = (
 )  # fmt: skip
 FEATURES = UNIT_FEATURES + PART_FEATURES + tuple(f"{name}_{how}" for name in RELATIVE for how in ("share", "rank"))
 COLUMN = {name: i for i, name in enumerate(FEATURES)}  # a feature's column in a candidate's row
-_ABSOLUTE = {name: i for i, name in enumerate(UNIT_FEATURES + PART_FEATURES)}
 
 
 @dataclass(frozen=True)
@@ -171,7 +170,7 @@ def relative(matrix: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """
     extra: list[npt.NDArray[np.floating]] = []
     for name in RELATIVE:
-        column = matrix[:, :, _ABSOLUTE[name]]
+        column = matrix[:, :, COLUMN[name]]  # the absolute features come first in FEATURES
         best = column.max(axis=1, keepdims=True)
         extra.append(column / np.where(best == 0, 1.0, best))
         extra.append(1.0 / (1.0 + (-column).argsort(axis=1, kind="stable").argsort(axis=1, kind="stable")))

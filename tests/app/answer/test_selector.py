@@ -14,7 +14,7 @@ from app.answer import refusal, selector
 from app.answer.choose import Choice, settle
 from app.answer.compose import attach_followers
 from app.answer.evidence import Evidence, ScoredUnit, brought_along
-from app.answer.features import FEATURES, Candidates, candidates
+from app.answer.features import COLUMN, FEATURES, Candidates, candidates
 from app.answer.lead import ANSWERABLE_FEATURES, answerable_features, choose_quotes, unit_scores
 from app.answer.locate import part_query
 from app.answer.question import analyse
@@ -199,12 +199,11 @@ def test_settle_firm_refusals_stand_and_the_model_decides_the_rest() -> None:
 
 
 def test_answerable_features_read_the_question_type_and_each_parts_best_unit() -> None:
-    f = {name: i for i, name in enumerate(FEATURES)}
     matrix = np.zeros((2, 3, len(FEATURES)))
-    matrix[:, :, f["q_default"]] = 1.0  # the question asks for a default
-    matrix[0, 1, f["p_keys"]] = 1.0  # part 0's best unit (1) holds its key words...
-    matrix[0, 2, f["p_attr"]] = 1.0  # ...the attribute is only in a unit ranked lower
-    matrix[1, 0, f["p_attr"]] = 1.0  # part 1's best unit (0) holds the attribute
+    matrix[:, :, COLUMN["q_default"]] = 1.0  # the question asks for a default
+    matrix[0, 1, COLUMN["p_keys"]] = 1.0  # part 0's best unit (1) holds its key words...
+    matrix[0, 2, COLUMN["p_attr"]] = 1.0  # ...the attribute is only in a unit ranked lower
+    matrix[1, 0, COLUMN["p_attr"]] = 1.0  # part 1's best unit (0) holds the attribute
     probs = [np.array([0.1, 0.8, 0.3]), np.array([0.6, 0.2, 0.1])]
     features = answerable_features(probs, matrix, ["default", "default"], 0.4, 0, 0.5, True)
     row = dict(zip(ANSWERABLE_FEATURES, features, strict=True))
