@@ -153,8 +153,12 @@ def _content_tokens(text: str) -> tuple[str, ...]:
     return tuple(t for t in tokenize(text) if t not in _EN_STOP_TOKENS and t not in JA_STOPWORDS and len(t) > 1)
 
 
-# A sentence ends at Japanese full stops/marks (no space needed) or at .!? followed by a space.
+# A sentence ends at Japanese full stops/marks (no space needed) or at .!? followed by a space, except after an
+# abbreviation that a sentence goes on from: "(e.g. AI/ML inference)" cut there leaves two halves that each
+# say nothing. "etc." ends a sentence unless a lower-case word goes on after it.
 _SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+(?=\S)")
+_ABBREVIATION = re.compile(r"(?:^|[^\w.])(?:e\.g|i\.e|vs|cf|viz|approx|incl|resp)\.$", re.IGNORECASE)
+_ETC = re.compile(r"(?:^|[^\w.])etc\.$", re.IGNORECASE)
 
 
 def detect_language(text: str) -> str:
@@ -184,11 +188,16 @@ def split_sentences(text: str) -> list[str]:
 
     >>> split_sentences("GPUを使う。速い！ Next one. Done")
     ['GPUを使う。', '速い！', ' Next one. ', 'Done']
+    >>> split_sentences("Run workloads (e.g. AI/ML inference). Next, etc. and more.")
+    ['Run workloads (e.g. AI/ML inference). ', 'Next, etc. and more.']
     """
     pieces: list[str] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
         end = match.end()
+        before = text[max(start, match.start() - 8) : match.start()]
+        if _ABBREVIATION.search(before) or (_ETC.search(before) and text[end : end + 1].islower()):
+            continue
         if end > start:
             pieces.append(text[start:end])
             start = end

@@ -23,7 +23,7 @@ from ingest.keyed_vectors import KeyedVectors
 __all__ = ["UNITS_VERSION", "store_units", "unit_key", "unit_texts"]
 
 # What the unit vectors were built with (``core.units.unit_embedding_text``): a change rebuilds the index.
-UNITS_VERSION = "3"
+UNITS_VERSION = "4"
 
 
 def unit_texts(chunks: Iterable[StoredChunk]) -> list[str]:

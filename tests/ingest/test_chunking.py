@@ -334,6 +334,12 @@ def test_an_indented_code_block_is_code_and_is_cut_without_fences() -> None:
         ("速い。安い！本当？", ["速い。", "安い！", "本当？"]),
         ("GPUを使う。速い！ Next one. Done", ["GPUを使う。", "速い！", " Next one. ", "Done"]),
         ("Version 1.2 is out. Really!", ["Version 1.2 is out. ", "Really!"]),
+        ("Run workloads (e.g. AI/ML inference). Next.", ["Run workloads (e.g. AI/ML inference). ", "Next."]),
+        ("Pick one, i.e. YES, NO or FORCE:2. Done", ["Pick one, i.e. YES, NO or FORCE:2. ", "Done"]),
+        ("Slurm vs. Kubernetes.", ["Slurm vs. Kubernetes."]),
+        ("Logs, caches, etc. are kept. Then", ["Logs, caches, etc. are kept. ", "Then"]),
+        ("Logs, caches, etc. Then", ["Logs, caches, etc. ", "Then"]),
+        ("Keep the age.G. Next", ["Keep the age.G. ", "Next"]),
         ("😀。😀", ["😀。", "😀"]),
     ],
 )
