@@ -159,6 +159,7 @@ def _content_tokens(text: str) -> tuple[str, ...]:
 _SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:^|[^\w.])(?:e\.g|i\.e|vs|cf|viz|approx|incl|resp)\.$", re.IGNORECASE)
 _ETC = re.compile(r"(?:^|[^\w.])etc\.$", re.IGNORECASE)
+_ABBREVIATION_SPAN = len(" approx.")  # the longest abbreviation and the character before it
 
 
 def detect_language(text: str) -> str:
@@ -195,7 +196,7 @@ def split_sentences(text: str) -> list[str]:
     start = 0
     for match in _SENTENCE_END.finditer(text):
         end = match.end()
-        before = text[max(start, match.start() - 8) : match.start()]
+        before = text[max(start, match.start() - _ABBREVIATION_SPAN) : match.start()]
         if _ABBREVIATION.search(before) or (_ETC.search(before) and text[end : end + 1].islower()):
             continue
         if end > start:
