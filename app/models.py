@@ -223,7 +223,10 @@ class Quote(BaseModel):
     end: int = -1
     language: str = ""
     values: list[ValueSpan] = Field(default_factory=list, description="Values of the value line inside ``text``.")
-    followers: list[str] = Field(default_factory=list, description="What a lead-in brings along, as shown text.")
+    followers: list[str] = Field(
+        default_factory=list,
+        description="What the quote brings along, as shown text: a lead-in's list, table or code; a sentence's next.",
+    )
     follower_kinds: list[str] = Field(default_factory=list, description="Each follower's unit kind.")
     follower_markdown: list[str] = Field(
         default_factory=list, description="Each follower's verbatim Markdown (a table row under its header)."

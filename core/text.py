@@ -15,10 +15,19 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["content_tokens", "detect_language", "normalize", "question_language", "split_sentences", "tokenize"]
+__all__ = [
+    "content_tokens",
+    "detect_language",
+    "join_sentences",
+    "normalize",
+    "question_language",
+    "split_sentences",
+    "tokenize",
+]
 
 _LATIN = re.compile(r"[a-z0-9]+(?:[._+-][a-z0-9]+)*")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaffー々〆]+")
@@ -156,6 +165,7 @@ def _content_tokens(text: str) -> tuple[str, ...]:
 # A sentence ends at Japanese full stops/marks (no space needed) or at .!? followed by a space, except after an
 # abbreviation that a sentence goes on from: "(e.g. AI/ML inference)" cut there leaves two halves that each
 # say nothing. "etc." ends a sentence unless a lower-case word goes on after it.
+_JAPANESE_ENDS = ("。", "！", "？")
 _SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+(?=\S)")
 _ABBREVIATION = re.compile(r"(?:^|[^\w.])(?:e\.g|i\.e|vs|cf|viz|approx|incl|resp)\.$", re.IGNORECASE)
 _ETC = re.compile(r"(?:^|[^\w.])etc\.$", re.IGNORECASE)
@@ -205,3 +215,16 @@ def split_sentences(text: str) -> list[str]:
     if start < len(text):
         pieces.append(text[start:])
     return [p for p in pieces if p]
+
+
+def join_sentences(sentences: Sequence[str]) -> str:
+    """Sentences of one paragraph as one text: a space after a Latin sentence, none after a Japanese one.
+
+    >>> join_sentences(["It runs.", "It stops."]), join_sentences(["速い。", "安い。"])
+    ('It runs. It stops.', '速い。安い。')
+    """
+    out = ""
+    for sentence in (s.strip() for s in sentences):
+        if sentence:
+            out += sentence if not out or out.endswith(_JAPANESE_ENDS) else f" {sentence}"
+    return out

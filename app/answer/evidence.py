@@ -8,7 +8,7 @@ English text in the forms English writes them: "specification" covers "specify",
 ``entrypoint``.
 
 Each unit knows its block (paragraph, list, table or code block), so a lead-in ("…three things:") can
-bring along what it announces (``followers``), a section heading can stand for the table that opens its
+bring along what it announces (``followers``), a sentence the one after it (``next_sentence``), a section heading can stand for the table that opens its
 passage (``heading_lead``), and a how-to sentence can bring the command after it (``code_after``).
 
     >>> [u.text for u in split_units("| a | b |\\n|---|---|\\n| 1 | 2 |", "table")]
@@ -48,6 +48,15 @@ def followers(unit: Unit, units: Sequence[Unit], limit: int = MAX_FOLLOWERS) -> 
     if after and after[0].kind == "code" and not is_short_code(after[0]):
         return []
     return list(after[:limit])
+
+
+def next_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
+    """The sentence right after sentence ``unit`` in its paragraph (same passage and block), or None."""
+    at = units.index(unit) + 1 if unit in units else len(units)
+    after = units[at] if at < len(units) else None
+    if after is None or unit.kind != "sentence" or after.kind != "sentence":
+        return None
+    return after if (after.passage, after.block) == (unit.passage, unit.block) else None
 
 
 def brought_along(

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from app.answer.values import without_links
 from app.models import AnswerType, Passage, Quote, QuoteRole, ValueSpan
+from core.text import join_sentences
 from core.units import Unit, code_language, code_window
 
 # The quotes a user reads first; the rest is folded under "More from the documents".
@@ -104,9 +105,12 @@ def quote_lines(quote: Quote, language: str) -> list[str]:
         return [f"- {label} [{quote.n}]:", *body]
     if quote.kind == "code":
         return [f"- {'例' if ja else 'Example'} [{quote.n}]:", *("  " + line for line in quote.text.splitlines())]
-    lines = [f"- {bolded(quote)} [{quote.n}]"]
-    for text, kind in zip(quote.followers, quote.follower_kinds, strict=False):
-        lines.extend(("  " + line for line in text.splitlines()) if kind == "code" else [f"  - {text}"])
+    kinds = quote.follower_kinds
+    going_on = [text for text, kind in zip(quote.followers, kinds, strict=False) if kind == "sentence"]
+    lines = [f"- {join_sentences([bolded(quote), *going_on])} [{quote.n}]"]
+    for text, kind in zip(quote.followers, kinds, strict=False):
+        if kind != "sentence":
+            lines.extend(("  " + line for line in text.splitlines()) if kind == "code" else [f"  - {text}"])
     return lines
 
 

@@ -2,7 +2,9 @@
 
 ``Answer.lead`` (at most three ``Quote``) is shown under the direct answer, each quote by its kind: a
 table row as a table (its verbatim Markdown carries the header), code as a code block, a heading with what
-it brings along as one table (the rows under it, header once) and a short list for the rest, a sentence or item as its text with the value line's values in bold.
+it brings along as one table (the rows under it, header once) and a short list for the rest, a sentence or
+item as its text with the value line's values in bold (a sentence going on with the next one of its
+paragraph, a lead-in with what it announces under it).
 A quote that argues against the verdict says so; a translation's original is one click away, never shown
 by default. ``Answer.more`` is folded under "More from the documents". Nothing is read back from the
 answer's Markdown: the fields are the answer.
@@ -22,21 +24,39 @@ from app.models import Citation, Quote
 from app.web.doc_html import to_html
 from app.web.i18n import t
 from app.web.render import cited_html, esc
+from core.text import join_sentences
 from core.units import is_table_separator
 
 _BLOCK_KINDS = ("row", "code", "code_line")
 
 
+def _follower_kind(quote: Quote, i: int) -> str:
+    return quote.follower_kinds[i] if i < len(quote.follower_kinds) else ""
+
+
+def _going_on(quote: Quote) -> str:
+    """The sentences a sentence quote goes on with, as they follow its text (a space, or none after "。")."""
+    going = [text for i, text in enumerate(quote.followers) if _follower_kind(quote, i) == "sentence"]
+    head = quote.text.strip()
+    return join_sentences([head, *going])[len(head) :] if going else ""
+
+
 def _follower_groups(quote: Quote) -> list[tuple[str, str]]:
-    """What a lead-in brings along, in order: ``("table", markdown)`` for each run of table rows under one
-    header (the header and delimiter once, then every row, from ``follower_markdown``), ``("item", text)``
-    for anything else (or a row whose Markdown is not at hand)."""
+    """What a quote brings along under it, in order: ``("table", markdown)`` for each run of table rows under
+    one header (the header and delimiter once, then every row, from ``follower_markdown``), ``("code", text)``
+    for a code block, ``("item", text)`` for anything else (or a row whose Markdown is not at hand). The
+    sentences it goes on with are not here (``_going_on``: they continue its own line)."""
     groups: list[tuple[str, str]] = []
     head: tuple[str, str] | None = None
     for i, text in enumerate(quote.followers):
-        kind = quote.follower_kinds[i] if i < len(quote.follower_kinds) else ""
+        kind = _follower_kind(quote, i)
         lines = (quote.follower_markdown[i] if i < len(quote.follower_markdown) else "").strip().splitlines()
-        if kind == "row" and len(lines) >= 3 and is_table_separator(lines[1]):
+        if kind == "sentence":
+            continue
+        if kind == "code":
+            head = None
+            groups.append(("code", text))
+        elif kind == "row" and len(lines) >= 3 and is_table_separator(lines[1]):
             rows = "\n".join(line.strip() for line in lines[2:])
             if head == (lines[0].strip(), lines[1].strip()):
                 groups[-1] = ("table", f"{groups[-1][1]}\n{rows}")
@@ -50,15 +70,16 @@ def _follower_groups(quote: Quote) -> list[tuple[str, str]]:
 
 
 def _followers_html(quote: Quote) -> str:
-    """The rows under a heading as one table, the other followers as a short list."""
+    """What a quote brings under it: table rows as one table, code as a block, the rest as a short list."""
     out: list[str] = []
     items: list[str] = []
     for kind, body in _follower_groups(quote):
-        if kind == "table":
+        if kind in ("table", "code"):
             if items:
                 out.append(f"<ul>{''.join(items)}</ul>")
                 items = []
-            out.append(f'<div class="quote">{to_html(body)}</div>')
+            markdown = body if kind == "table" or body.lstrip().startswith(("```", "~~~")) else f"```\n{body}\n```"
+            out.append(f'<div class="quote">{to_html(markdown)}</div>')
         else:
             items.append(f"<li>{esc(body)}</li>")
     if items:
@@ -96,7 +117,7 @@ def quote_html(quote: Quote, citations: Sequence[Citation], key: str, lang: str)
     elif quote.kind == "heading" and quote.followers:
         body = f"{label}<b>{esc(quote.text)}</b>{marker}{_followers_html(quote)}"
     else:
-        body = f"{label}{_with_values(quote)}{marker}"
+        body = f"{label}{_with_values(quote)}{esc(_going_on(quote))}{marker}{_followers_html(quote)}"
     if quote.original and quote.original.strip() != quote.text.strip():
         body += (
             f'<details class="original-of"><summary>{esc(t("original", lang))}</summary>'
@@ -126,9 +147,7 @@ def quote_text(quote: Quote, lang: str) -> list[str]:
     label = f"({t('against', lang)}) " if quote.role == "against" else ""
     if quote.kind in _BLOCK_KINDS:
         return [f"- {label}[{quote.n}]", *(f"  {line}" for line in (quote.markdown or quote.text).splitlines())]
-    if quote.kind == "heading" and quote.followers:
-        lines = [f"- {label}{quote.text} [{quote.n}]"]
-        for kind, body in _follower_groups(quote):
-            lines += [f"  {line}" for line in body.splitlines()] if kind == "table" else [f"  - {body}"]
-        return lines
-    return [f"- {label}{quote.text} [{quote.n}]"]
+    lines = [f"- {label}{quote.text}{_going_on(quote)} [{quote.n}]"]
+    for kind, body in _follower_groups(quote):
+        lines += [f"  {line}" for line in body.splitlines()] if kind in ("table", "code") else [f"  - {body}"]
+    return lines

@@ -74,3 +74,22 @@ def test_related_quotes_are_labelled_as_not_an_answer() -> None:
         ["Not stated."], [make_quote(units[0], 1, p, units, role="related")], "ja", related=True
     )
     assert text.splitlines()[1] == "関連する記述（回答ではありません）:" and lead[0].role == "related"
+
+
+def test_a_sentence_goes_on_with_the_next_on_its_line_and_a_lead_in_lists_what_it_announces() -> None:
+    p = _passage("Kueue manages quotas. It does not replace kube-scheduler.")
+    first, second = split_units(p.text, "text", 0)
+    q = make_quote(first, 1, p, [first, second], attached=[second])
+    assert quote_lines(q, "en") == ["- Kueue manages quotas. It does not replace kube-scheduler. [1]"]
+    ja = _passage("キューを管理する。kube-schedulerは置き換えない。", "ja")
+    a, b = split_units(ja.text, "text", 0)
+    assert quote_lines(make_quote(a, 2, ja, [a, b], attached=[b]), "ja") == [
+        "- キューを管理する。kube-schedulerは置き換えない。 [2]"
+    ]
+    listed = _passage("It does two things:\n\n- admits jobs\n- holds quota")
+    lead_in, *items = split_units(listed.text, "text", 0)
+    assert quote_lines(make_quote(lead_in, 3, listed, [lead_in, *items], attached=items), "en") == [
+        "- It does two things: [3]",
+        "  - admits jobs",
+        "  - holds quota",
+    ]

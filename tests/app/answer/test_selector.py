@@ -218,3 +218,24 @@ def test_answerable_features_read_the_question_type_and_each_parts_best_unit() -
 
 def test_the_shipped_answerable_model_reads_the_features_the_app_computes() -> None:
     assert load().answerable.features == list(ANSWERABLE_FEATURES)
+
+
+def test_a_quoted_sentence_goes_on_with_the_next_one_of_its_paragraph() -> None:
+    text = "Kueue manages quotas. It does not replace kube-scheduler.\n\nPods are then bound by it. Last one."
+    units = split_units(text, "text", 0)
+    first, second, third, last = units
+    ordered, attached = attach_followers([ScoredUnit(first, 0.9), ScoredUnit(third, 0.5)], units)
+    assert attached[first] == [second]  # the next sentence of the same paragraph
+    assert attached[third] == [last]
+    # never across paragraphs, and never one already given its own place
+    ordered, attached = attach_followers([ScoredUnit(second, 0.9), ScoredUnit(third, 0.5)], units)
+    assert second not in attached and attached[third] == [last]
+    ordered, attached = attach_followers([ScoredUnit(second, 0.9), ScoredUnit(first, 0.5)], units)
+    assert first not in attached.get(second, []) and second not in attached.get(first, [])
+    assert [s.unit for s in ordered] == [second, first]
+    # a sentence quoted after the one that brought it is not repeated on its own line
+    ordered, _ = attach_followers([ScoredUnit(first, 0.9), ScoredUnit(second, 0.5)], units)
+    assert [s.unit for s in ordered] == [first]
+    # nor one quoted before these (a value's own quote)
+    _, attached = attach_followers([ScoredUnit(first, 0.9)], units, quoted={second})
+    assert first not in attached

@@ -49,3 +49,23 @@ def test_the_copied_text_has_the_same_table() -> None:
     assert lines[0] == "- 7. Comparison [1]"
     assert lines[1:5] == ["  | Item | Slurm | Kubernetes |", "  |---|---|---|", f"  {ROWS[0]}", f"  {ROWS[1]}"]
     assert lines[5] == "  - A note after the table."
+
+
+def _sentence(followers: list[str], kinds: list[str]) -> Quote:
+    return Quote(
+        n=2, doc_id="d", chunk_id="d#1", kind="sentence", text="Kueue manages quotas.",
+        followers=followers, follower_kinds=kinds, follower_markdown=followers,
+    )  # fmt: skip
+
+
+def test_a_sentence_goes_on_in_its_line_and_a_lead_in_shows_what_it_announces() -> None:
+    going_on = _sentence(["It does not replace kube-scheduler."], ["sentence"])
+    html = quote_html(going_on, [], "a1", "en")
+    assert "Kueue manages quotas. It does not replace kube-scheduler." in html and "<ul>" not in html
+    assert quote_text(going_on, "en") == ["- Kueue manages quotas. It does not replace kube-scheduler. [2]"]
+    lead_in = _sentence(["admits jobs", "kubectl apply -f queue.yaml"], ["item", "code"])
+    html = quote_html(lead_in, [], "a1", "en")
+    assert "<li>admits jobs</li>" in html and "<code" in html and "kubectl apply -f queue.yaml" in html
+    assert quote_text(lead_in, "en") == [
+        "- Kueue manages quotas. [2]", "  - admits jobs", "  kubectl apply -f queue.yaml",
+    ]  # fmt: skip
