@@ -8,8 +8,9 @@ English text in the forms English writes them: "specification" covers "specify",
 ``entrypoint``.
 
 Each unit knows its block (paragraph, list, table or code block), so a lead-in ("…three things:") can
-bring along what it announces (``followers``), a sentence the one after it (``next_sentence``), a section heading can stand for the table that opens its
-passage (``heading_lead``), and a how-to sentence can bring the command after it (``code_after``).
+bring along what it announces (``followers``), a sentence the one after it (``next_sentence``), a section
+heading can stand for the table that opens its passage (``heading_lead``), and a how-to sentence can bring
+the command after it (``code_after``).
 
     >>> [u.text for u in split_units("| a | b |\\n|---|---|\\n| 1 | 2 |", "table")]
     ['a: 1; b: 2']
