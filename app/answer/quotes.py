@@ -95,6 +95,13 @@ def bolded(quote: Quote) -> str:
     return text
 
 
+def going_on(quote: Quote) -> list[str]:
+    """The sentences a sentence quote goes on with (the rest of its paragraph it brings), in order; every
+    renderer continues the quote's own line with them (``core.text.join_sentences``)."""
+    kinds = quote.follower_kinds
+    return [text for i, text in enumerate(quote.followers) if i < len(kinds) and kinds[i] == "sentence"]
+
+
 def quote_lines(quote: Quote, language: str) -> list[str]:
     """One quote as Markdown list lines: prose with its values in bold, a code window or block as a fenced
     block under a label, a lead-in with what it announces nested under it."""
@@ -105,10 +112,8 @@ def quote_lines(quote: Quote, language: str) -> list[str]:
         return [f"- {label} [{quote.n}]:", *body]
     if quote.kind == "code":
         return [f"- {'例' if ja else 'Example'} [{quote.n}]:", *("  " + line for line in quote.text.splitlines())]
-    kinds = quote.follower_kinds
-    going_on = [text for text, kind in zip(quote.followers, kinds, strict=False) if kind == "sentence"]
-    lines = [f"- {join_sentences([bolded(quote), *going_on])} [{quote.n}]"]
-    for text, kind in zip(quote.followers, kinds, strict=False):
+    lines = [f"- {join_sentences([bolded(quote), *going_on(quote)])} [{quote.n}]"]
+    for text, kind in zip(quote.followers, quote.follower_kinds, strict=False):
         if kind != "sentence":
             lines.extend(("  " + line for line in text.splitlines()) if kind == "code" else [f"  - {text}"])
     return lines

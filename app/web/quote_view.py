@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.answer.quotes import going_on
 from app.models import Citation, Quote
 from app.web.doc_html import to_html
 from app.web.i18n import t
@@ -36,7 +37,7 @@ def _follower_kind(quote: Quote, i: int) -> str:
 
 def _going_on(quote: Quote) -> str:
     """The sentences a sentence quote goes on with, as they follow its text (a space, or none after "。")."""
-    going = [text for i, text in enumerate(quote.followers) if _follower_kind(quote, i) == "sentence"]
+    going = going_on(quote)
     head = quote.text.strip()
     return join_sentences([head, *going])[len(head) :] if going else ""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import doctest
 
 from app.answer import quotes
-from app.answer.quotes import LEAD_QUOTES, bolded, lead_and_more, make_quote, quote_lines
+from app.answer.quotes import LEAD_QUOTES, bolded, going_on, lead_and_more, make_quote, quote_lines
 from app.models import Passage
 from core.units import split_units
 
@@ -81,6 +81,7 @@ def test_a_sentence_goes_on_with_the_next_on_its_line_and_a_lead_in_lists_what_i
     first, second = split_units(p.text, "text", 0)
     q = make_quote(first, 1, p, [first, second], attached=[second])
     assert quote_lines(q, "en") == ["- Kueue manages quotas. It does not replace kube-scheduler. [1]"]
+    assert going_on(q) == ["It does not replace kube-scheduler."]
     ja = _passage("キューを管理する。kube-schedulerは置き換えない。", "ja")
     a, b = split_units(ja.text, "text", 0)
     assert quote_lines(make_quote(a, 2, ja, [a, b], attached=[b]), "ja") == [
@@ -93,3 +94,4 @@ def test_a_sentence_goes_on_with_the_next_on_its_line_and_a_lead_in_lists_what_i
         "  - admits jobs",
         "  - holds quota",
     ]
+    assert going_on(make_quote(lead_in, 3, listed, [lead_in, *items], attached=items)) == []
