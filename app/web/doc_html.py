@@ -15,7 +15,7 @@ item only the quoted sentences (a ``<span class="hit">`` each), not the whole pa
 marked as a row, never the table.
 
     >>> to_html("| A | B |\\n|---|---|\\n| 1 | 2 |")
-    '<div class="table-wrap"><table><thead><tr><th>A</th><th>B</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table></div>'
+    '<div class="table-wrap" tabindex="0"><table><thead><tr><th>A</th><th>B</th></tr></thead><tbody><tr><td>1</td><td>2</td></tr></tbody></table></div>'
 
 Deliberately left out: the chat's own answer text (``app.web.render``), and any fetching of the links.
 """
@@ -204,8 +204,10 @@ def _render_code(self: Any, tokens: Sequence[Token], idx: int, options: Any, env
 
 
 def _one_line(html_text: str) -> str:
-    # A wrapper scrolls a wide table sideways on a narrow screen, so the table itself keeps its layout.
-    html_text = html_text.replace("<table>", '<div class="table-wrap"><table>').replace("</table>", "</table></div>")
+    # A wrapper scrolls a wide table sideways on a narrow screen, so the table itself keeps its layout; it takes
+    # the keyboard's focus, so that the arrow keys scroll it too (a scrollable region must be reachable).
+    wrap = '<div class="table-wrap" tabindex="0"><table>'
+    html_text = html_text.replace("<table>", wrap).replace("</table>", "</table></div>")
     parts = _PRE.split(html_text)
     # Odd parts are <pre> blocks: their line breaks are content. Elsewhere a newline only separates tags
     # (soft breaks are <br> here), so it can go.

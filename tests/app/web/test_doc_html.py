@@ -12,7 +12,7 @@ SOURCE = "https://example.test/docs/walrus/placement"
 def test_tables_lists_and_code_render_on_one_line() -> None:
     html = to_html("| Scenario | Platform |\n|---|---|\n| On-prem | **Slurm** |\n\n- one\n- two\n\n```\na\n\nb\n```")
     assert "<th>Scenario</th><th>Platform</th>" in html and "<td><strong>Slurm</strong></td>" in html
-    assert '<div class="table-wrap"><table>' in html  # a wide table scrolls in its wrapper
+    assert '<div class="table-wrap" tabindex="0"><table>' in html  # a wide table scrolls in its wrapper
     assert "<ul><li>one</li><li>two</li></ul>" in html and "- one" not in html  # no leading "- "
     assert "<pre><code>a&#10;&#10;b&#10;</code></pre>" in html  # code keeps its lines...
     assert "\n" not in html  # ...and the whole block is one line, safe inside a Markdown HTML block
