@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import math
 import pickle
 import sys
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,13 +45,13 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import average_precision_score
 from sklearn.model_selection import GroupKFold
 
-from app.answer.evidence import followers
+from app.answer.evidence import followers, next_sentence
 from app.answer.features import FEATURES
 from app.answer.lead import ANSWERABLE_FEATURES, answerable_features
 from app.answer.selector import FORMAT, MODEL_PATH, Trees, from_dict, logistic_from, sigmoid, trees_from
 from app.answer.value_candidates import VALUE_FEATURES, SpanCandidate, span_candidates, value_rows
 from app.models import VALUE_TYPES, Turn
-from core.units import code_window
+from core.units import Unit, code_window
 from evals.golden import GoldenCase, compile_pattern, load_split, split_files
 
 Matrix = np.ndarray[Any, np.dtype[np.float64]]
@@ -84,6 +85,18 @@ def _norm(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+def shown_with(unit: Unit, units: Sequence[Unit]) -> str:
+    """What an answer shows when it quotes ``unit``, which its label is read from: a code line's window; else
+    its text and Markdown with what it brings along (a lead-in's list, table or code; a sentence that brings
+    nothing else, the next sentence of its paragraph, as ``app.answer.compose.attach_followers`` quotes it)."""
+    shown = code_window(unit, units) if unit.kind == "code_line" else f"{unit.text}\n{unit.quote}"
+    brought = followers(unit, units)
+    if not brought and unit.kind == "sentence":
+        after = next_sentence(unit, units)
+        brought = [after] if after is not None else []
+    return "\n".join([shown, *(f.text for f in brought)])
+
+
 def collect(cases: list[GoldenCase], progress: bool = True) -> list[CaseData]:
     from app.answer.guard import QuestionError
     from app.pipeline import Advisor
@@ -103,9 +116,7 @@ def collect(cases: list[GoldenCase], progress: bool = True) -> list[CaseData]:
         units = cands.units
         groups = []
         for u in units:
-            shown = code_window(u, units) if u.kind == "code_line" else f"{u.text}\n{u.quote}"
-            shown += "\n" + "\n".join(f.text for f in followers(u, units))
-            text = _norm(shown)
+            text = _norm(shown_with(u, units))
             groups.append(
                 {g for g, alts in enumerate(case.must_include) if any(compile_pattern(p).search(text) for p in alts)}
             )
@@ -146,7 +157,14 @@ def cached(split: str, folder: Path | None) -> list[CaseData]:
     situations = hashlib.sha256(SITUATION_MODEL.read_bytes()).hexdigest() if SITUATION_MODEL.is_file() else ""
     key = hashlib.sha256(
         json.dumps(
-            [info.generation if info else "", FEATURES, STATIC, situations, [c.model_dump() for c in cases]]
+            [
+                info.generation if info else "",
+                FEATURES,
+                STATIC,
+                situations,
+                [c.model_dump() for c in cases],
+                inspect.getsource(collect) + inspect.getsource(shown_with),  # how the units are labelled
+            ]
         ).encode()
     ).hexdigest()[:16]
     path = folder / f"{split}-{key}.pickle"

@@ -110,3 +110,19 @@ def test_calibration_maps_higher_scores_to_higher_probabilities() -> None:
     slope, intercept = fit.calibrate(raw, data)
     assert slope > 1.0
     assert sigmoid(np.array(intercept + slope)) > 0.7 > 0.3 > sigmoid(np.array(intercept - slope))
+
+
+def test_a_unit_is_labelled_by_what_its_quote_shows() -> None:
+    from core.units import split_units
+
+    units = split_units(
+        "Kueue manages quotas. It does not replace kube-scheduler.\n\nIt does two things:\n\n- admits jobs\n- holds quota",
+        "text",
+        0,
+    )
+    first, second, lead_in, *items = units
+    assert fit.shown_with(first, units).endswith("It does not replace kube-scheduler.")
+    # the last sentence of a paragraph goes on with nothing; a lead-in shows its list, not the next sentence
+    assert "Kueue" not in fit.shown_with(second, units) and "two things" not in fit.shown_with(second, units)
+    assert fit.shown_with(lead_in, units).splitlines()[-2:] == ["admits jobs", "holds quota"]
+    assert fit.shown_with(items[0], units).count("holds quota") == 0
