@@ -39,6 +39,10 @@ from core.markdown import is_delimiter_row
 Hit = Callable[[str], bool]
 _FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,})")
 
+# A wrapper scrolls a wide table sideways on a narrow screen, so the table itself keeps its layout; it takes the
+# keyboard's focus, so that the arrow keys scroll it too (a scrollable region must be reachable). Every table the
+# UI draws opens with it.
+TABLE_WRAP = '<div class="table-wrap" tabindex="0">'
 _PRE = re.compile(r"(<pre\b.*?</pre>)", re.DOTALL)
 _MARKUP = re.compile(r"[|*_`#>~\\]+|^\s*(?:[-+]|\d{1,3}[.)])\s+|!?\[([^\]]*)\]\([^)]*\)", re.MULTILINE)
 _MARKED_BLOCKS = ("paragraph_open", "heading_open", "list_item_open", "tr_open", "fence", "code_block")
@@ -204,10 +208,7 @@ def _render_code(self: Any, tokens: Sequence[Token], idx: int, options: Any, env
 
 
 def _one_line(html_text: str) -> str:
-    # A wrapper scrolls a wide table sideways on a narrow screen, so the table itself keeps its layout; it takes
-    # the keyboard's focus, so that the arrow keys scroll it too (a scrollable region must be reachable).
-    wrap = '<div class="table-wrap" tabindex="0"><table>'
-    html_text = html_text.replace("<table>", wrap).replace("</table>", "</table></div>")
+    html_text = html_text.replace("<table>", f"{TABLE_WRAP}<table>").replace("</table>", "</table></div>")
     parts = _PRE.split(html_text)
     # Odd parts are <pre> blocks: their line breaks are content. Elsewhere a newline only separates tags
     # (soft breaks are <br> here), so it can go.

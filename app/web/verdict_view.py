@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from app.answer.verdict_lines import rule_words
 from app.models import Citation, Rule, Verdict, Vote
+from app.web.doc_html import TABLE_WRAP
 from app.web.i18n import capital, t, value_name, verdict_label
 from app.web.render import cited_html, esc
 
@@ -117,7 +118,7 @@ def why_html(verdict: Verdict | None, citations: Sequence[Citation], key: str, l
         head = "".join(f"<th>{esc(t(k, lang))}</th>" for k in ("rule_situation", "rule_platform", "rule_source"))
         rows = "".join(_rule_row(rule, n, citations, key, lang) for rule, n in rules)
         parts.append(
-            f'<div class="why-head">{esc(t("rules_used", lang))}</div><div class="table-wrap" tabindex="0">'
+            f'<div class="why-head">{esc(t("rules_used", lang))}</div>{TABLE_WRAP}'
             f'<table class="rules-used"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>'
         )
     return f'<details class="why"><summary>{esc(t("why_more", lang))}</summary>{"".join(parts)}</details>'
