@@ -203,7 +203,9 @@ def attach_followers(
             # a sentence goes on with the next one of its paragraph ("This is…", "It also…" say what the first
             # only starts; measured in docs/evaluation.md, "A quoted sentence brings the next one")
             after = next_sentence(s.unit, units)
-            rows = [after] if after is not None and after not in used | placed | quoted else []
+            # nor when the same words are a quote of their own (the sentence stands in another passage too)
+            repeated = after is not None and any(o.unit.text == after.text and o.unit != after for o in ordered)
+            rows = [after] if after is not None and after not in used | placed | quoted and not repeated else []
         if code_shown:
             rows = [r for r in rows if r.kind != "code"]
         code_shown = code_shown or any(r.kind == "code" for r in rows)

@@ -136,6 +136,10 @@ def unit_scores(cands: Candidates, probs: Sequence[Matrix]) -> dict[Unit, float]
     return {u: float(p) for u, p in zip(cands.units, overall, strict=True)}
 
 
+def _prose(unit: Unit) -> bool:
+    return unit.kind not in ("code", "code_line")
+
+
 def choose_quotes(
     cands: Candidates,
     probs: Sequence[npt.NDArray[np.float64]],
@@ -161,6 +165,10 @@ def choose_quotes(
     chosen: list[ScoredUnit] = []
     kept: list[set[str]] = []
     shown: set[object] = set()
+    # the same words can stand in two passages (a chunk and the lead-in passage it was appended to), so what a
+    # quote shows is also remembered by its text: a unit shown already, or a lead-in or heading whose every
+    # follower is shown already, would only repeat it (code is left out: two manifests share lines)
+    shown_texts: set[str] = set()
     code = False
     for i in order:
         unit = cands.units[i]
@@ -176,9 +184,13 @@ def choose_quotes(
         words = set(content_tokens(unit.text))
         if any(word_overlap(words, other) >= REDUNDANT for other in kept):
             continue
+        brings = brought_along(unit, cands.units, scores)
+        if _prose(unit) and (unit.text in shown_texts or (brings and all(b.text in shown_texts for b in brings))):
+            continue
         code = code or unit.kind == "code"
         kept.append(words)
         chosen.append(ScoredUnit(unit, float(overall[i])))
-        shown.update(brought_along(unit, cands.units, scores))
+        shown.update(brings)
         shown.update(window)
+        shown_texts.update(u.text for u in (unit, *brings) if _prose(u))
     return chosen

@@ -178,6 +178,31 @@ def test_a_heading_that_states_a_version_is_a_value_candidate_and_can_be_quoted(
     assert [s.unit for s in choose_quotes(cands, [probs], limit=1)] == [heading]
 
 
+LIST = "- The scheduler waits until every Pod of the group exists.\n- Then it places the Pods one by one."
+
+
+def test_a_quote_that_would_only_repeat_what_another_passage_shows_is_skipped() -> None:
+    # the same list stands in two passages (a chunk, and the passage of the lead-in it was appended to)
+    first = f"The scheduler follows this process:\n\n{LIST}\n\nA group that does not fit stays pending."
+    second = f"These steps apply to each group:\n\n{LIST}"
+    passages = [
+        Passage(chunk_id=f"d#{i}", doc_id="d", title="D", text=t, score=1.0, language="en")
+        for i, t in enumerate((first, second))
+    ]
+    units = [*split_units(first, "text", 0), *split_units(second, "text", 1)]
+    typed = analyse("How does the scheduler place a group?", set())
+    queries = [part_query(p, {p.attribute: 1.0}, {p.attribute: 1.0}, "q") for p in typed.parts]
+    cands = candidates(typed, queries, "q", "en", Evidence([], units), passages)
+    at = {(u.passage, u.text): i for i, u in enumerate(cands.units)}
+    probs = np.full(len(cands.units), 0.1)
+    probs[at[(1, "These steps apply to each group:")]] = 0.9
+    probs[at[(0, "The scheduler follows this process:")]] = 0.8  # would show the same two items again
+    probs[at[(0, "The scheduler waits until every Pod of the group exists.")]] = 0.7  # shown already
+    probs[at[(0, "A group that does not fit stays pending.")]] = 0.5
+    chosen = [s.unit.text for s in choose_quotes(cands, [probs], limit=2)]
+    assert chosen == ["These steps apply to each group:", "A group that does not fit stays pending."]
+
+
 def _selector(answer_threshold: float) -> Selector:
     return Selector(
         list(FEATURES), Trees(0.0, 1.0, []), Logistic(**_logistic(0.5)), Logistic(**_logistic(answer_threshold)), {}
@@ -239,3 +264,7 @@ def test_a_quoted_sentence_goes_on_with_the_next_one_of_its_paragraph() -> None:
     # nor one quoted before these (a value's own quote)
     _, attached = attach_followers([ScoredUnit(first, 0.9)], units, quoted={second})
     assert first not in attached
+    # nor the same words standing in another passage when they are a quote of their own
+    elsewhere = split_units("It does not replace kube-scheduler.", "text", 1)[0]
+    ordered, attached = attach_followers([ScoredUnit(first, 0.9), ScoredUnit(elsewhere, 0.5)], [*units, elsewhere])
+    assert first not in attached and [s.unit for s in ordered] == [first, elsewhere]
