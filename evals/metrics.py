@@ -96,6 +96,23 @@ def value_line_text(answer: Answer) -> str:
     return normalize(" ; ".join(f.value for f in answer.value_line.findings)) if answer.value_line else ""
 
 
+REPEAT_MIN_CHARS = 20  # shorter lines ("replicas: 1", a bare heading) may well stand in two quotes
+
+
+def repeats_a_line(answer: Answer) -> bool:
+    """Whether the lead shows a line twice: two quotes, or a quote and what another brings along, with the same
+    words (the same sentence can stand in two passages)."""
+    first: dict[str, int] = {}
+    for k, quote in enumerate(answer.lead):
+        for line in (quote.text, *quote.followers):
+            key = " ".join(tokens(line))
+            if len(key) < REPEAT_MIN_CHARS:
+                continue
+            if first.setdefault(key, k) != k:
+                return True
+    return False
+
+
 def missing_groups(text: str, groups: Sequence[Sequence[str]]) -> list[list[str]]:
     """The must_include groups none of whose alternatives match ``text`` (already normalised)."""
     return [list(group) for group in groups if not any(compile_pattern(p).search(text) for p in group)]
@@ -191,6 +208,7 @@ class CaseScore(BaseModel):
     value_line: bool = Field(False, description="The answer opened with a value line.")
     value_line_right: bool | None = Field(None, description="A key fact of the case is in the value line.")
     answer_chars: int = Field(0, description="Length of what the user reads first (Answer.answer).")
+    repeats: bool = Field(False, description="The lead shows a line twice (``repeats_a_line``).")
     expected_situation: dict[str, str] | None = None
     situation: dict[str, str] | None = Field(None, description="The situation the system read (selection cases).")
     asked_situation: bool = Field(False, description="The answer asked for the user's situation (``needs``).")
@@ -256,6 +274,7 @@ def score_case(
         value_line=bool(values),
         value_line_right=value_right,
         answer_chars=len(answer.answer),
+        repeats=repeats_a_line(answer),
         missing=missing,
         expected_docs=list(case.sources),
         retrieved_docs=docs,

@@ -28,6 +28,7 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("value_line_precision", "value-line precision"),
     ("value_line_coverage", "value-line coverage (answerable)"),
     ("median_answer_chars", "median answer length (chars)"),
+    ("leads_repeating", "leads that show a line twice"),
     ("accuracy_ja", "  accuracy (ja)"),
     ("accuracy_en", "  accuracy (en)"),
     ("context_recall", "key facts in contexts"),
@@ -71,7 +72,10 @@ def fmt(key: str, value: float | int | None) -> str:
         return "n/a"
     if key.endswith("_ms"):
         return f"{value:,.0f} ms"
-    if key in ("errors", "verdict_on_factual", "decisions_on_factual", "answerable_refused", "median_answer_chars"):
+    if key in (
+        "errors", "verdict_on_factual", "decisions_on_factual", "answerable_refused", "median_answer_chars",
+        "leads_repeating",
+    ):  # fmt: skip
         return str(int(value))
     return f"{value:.3f}"
 

@@ -59,6 +59,7 @@ class Summary(BaseModel):
     value_line_coverage: float | None = Field(None, description="Answerable cases that open with a value line.")
     value_lines: int = 0
     median_answer_chars: float | None = Field(None, description="Median length of what the user reads first.")
+    leads_repeating: int = Field(0, description="Answers whose lead shows a line twice.")
     intervals: dict[str, tuple[float, float]] = Field(
         default_factory=dict, description="95 % bootstrap intervals of the headline figures."
     )
@@ -92,6 +93,7 @@ def summarize(scores: Sequence[CaseScore]) -> Summary:
         value_line_coverage=mean(float(s.value_line) for s in answerable),
         value_lines=len(lines),
         median_answer_chars=percentile([float(s.answer_chars) for s in scores if not s.refused], 50),
+        leads_repeating=sum(1 for s in scores if s.repeats),
         intervals={k: ci for k, v in headline.items() if (ci := interval(v)) is not None},
         cases=len(scores),
         errors=sum(1 for s in scores if s.error is not None),

@@ -238,3 +238,20 @@ def test_failed_flags_wrong_answers_and_retrieval_misses() -> None:
     right_text_wrong_doc = score_case(make_case(), make_answer("512 MB", ["other"]), 1)
     assert not good.failed
     assert right_text_wrong_doc.failed and right_text_wrong_doc.accurate
+
+
+def test_a_lead_that_shows_a_line_twice_is_counted() -> None:
+    from app.models import Quote
+
+    def quote(n: int, text: str, *followers: str) -> Quote:
+        return Quote(n=n, doc_id="d", chunk_id=f"d#{n}", text=text, followers=list(followers))
+
+    line = "The scheduler waits until every Pod of the group exists."
+    twice = make_answer("...", ["d"], lead=[quote(1, "These steps apply:", line), quote(2, line)])
+    once = make_answer(
+        "...", ["d"], lead=[quote(1, "These steps apply:", line), quote(2, "Pods then bind one by one.")]
+    )
+    short = make_answer("...", ["d"], lead=[quote(1, "replicas: 1"), quote(2, "replicas: 1")])
+    assert [metrics.repeats_a_line(a) for a in (twice, once, short)] == [True, False, False]
+    scores = [score_case(make_case(), a, 1.0) for a in (twice, once)]
+    assert [s.repeats for s in scores] == [True, False] and summarize(scores).leads_repeating == 1
