@@ -6,7 +6,7 @@ import doctest
 
 import pytest
 
-from app.models import Answer, Citation, Passage, Verdict
+from app.models import Answer, Citation, Passage, Quote, Verdict
 from evals import golden, metrics
 from evals.golden import GoldenCase
 from evals.metrics import (
@@ -241,8 +241,6 @@ def test_failed_flags_wrong_answers_and_retrieval_misses() -> None:
 
 
 def test_a_lead_that_shows_a_line_twice_is_counted() -> None:
-    from app.models import Quote
-
     def quote(n: int, text: str, *followers: str) -> Quote:
         return Quote(n=n, doc_id="d", chunk_id=f"d#{n}", text=text, followers=list(followers))
 
