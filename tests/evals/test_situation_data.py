@@ -1,0 +1,40 @@
+"""evals/situations*.jsonl and evals/negation.jsonl: the labelled tables keep their splits apart."""
+
+from __future__ import annotations
+
+import json
+
+from app.advice.fit import EVALS
+from core.situation import facets
+
+SPLITS = {"train", "dev", "test", "test2"}
+FILES = ("situations.jsonl", "situations_unfitted.jsonl", "negation.jsonl")
+
+
+def _rows() -> list[dict[str, object]]:
+    return [
+        json.loads(line) for name in FILES for line in (EVALS / name).read_text(encoding="utf-8").splitlines() if line
+    ]
+
+
+def test_every_row_has_a_known_split_and_a_unique_id() -> None:
+    rows = _rows()
+    assert {r["split"] for r in rows} <= SPLITS
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids))
+
+
+def test_no_text_of_a_test_split_is_also_fitted_or_chosen_on() -> None:
+    rows = _rows()
+    seen = {str(r["text"]).strip().lower() for r in rows if r["split"] in ("train", "dev")}
+    held = [r["id"] for r in rows if r["split"] in ("test", "test2") and str(r["text"]).strip().lower() in seen]
+    assert held == []
+
+
+def test_labels_name_facets_and_values_the_reader_knows() -> None:
+    defs = facets()
+    for r in _rows():
+        labels = r["facets"] if "facets" in r else {r["facet"]: r["value"]}
+        assert isinstance(labels, dict)
+        for facet, value in labels.items():
+            assert value in defs.values[facet], (r["id"], facet, value)
