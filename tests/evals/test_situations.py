@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.situation import Reading, Situation
-from evals.situations import Reader, interval, paired
+from evals.situations import Reader, _row, interval, paired
 
 
 def test_interval_brackets_the_share_and_narrows_with_more_items() -> None:
@@ -43,3 +43,8 @@ def test_a_follow_up_is_read_with_the_turns_of_its_conversation_that_asked_for_a
     assert alone.conversation("and if we also serve it?", ["We also use the cloud for demos."]).values() == {
         "workload": "training_and_serving"
     }
+
+
+def test_a_measure_with_no_labelled_texts_prints_a_dash_not_nan() -> None:
+    assert _row("selection verdicts", []) == "| selection verdicts | 0 | — | |"
+    assert "nan" not in _row("whole situation", [True, False])
