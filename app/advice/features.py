@@ -189,7 +189,7 @@ SELECTION_FEATURES = [
     "names_source",
     "first_person",
     "asks_reason",
-    "no_request",
+    "statement_only",
 ]
 # A document named as the one whose words are asked for ("what does the article's table recommend…",
 # "記事のまとめでは…"): a question about what a source says, even when it describes a situation.
@@ -257,7 +257,9 @@ def selection_features(
             float(bool(_SOURCE.search(question))),
             float(bool(_FIRST_PERSON.search(question))),
             float(bool(_REASON.search(question))),
-            float(not _REQUEST.search(question.strip())),
+            # a first turn that asks nothing states a situation; a follow-up that asks nothing adds a fact to the
+            # conversation's question, so the two are apart
+            float(not followup and not _REQUEST.search(question.strip())),
         ],
         dtype=float,
     )

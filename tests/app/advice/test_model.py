@@ -64,10 +64,15 @@ def test_selection_features_see_who_the_situation_is_and_whether_anything_is_ask
     assert _named("表がSlurmを選んでる根拠は？")["asks_reason"] == 1
     assert _named("Which platform should we use?")["asks_reason"] == 0
     # a statement that asks nothing, against a question without a question mark and a polite request
-    assert _named("FYI, we're on-prem and only train.")["no_request"] == 1
-    assert _named("参考までに、うちはオンプレの固定クラスタで学習のみです。")["no_request"] == 1
-    assert _named("Recommend a platform for our on-prem racks")["no_request"] == 0
-    assert _named("オンプレで学習のみなので、おすすめを教えてください")["no_request"] == 0
+    assert _named("FYI, we're on-prem and only train.")["statement_only"] == 1
+    assert _named("参考までに、うちはオンプレの固定クラスタで学習のみです。")["statement_only"] == 1
+    assert _named("Recommend a platform for our on-prem racks")["statement_only"] == 0
+    assert _named("オンプレで学習のみなので、おすすめを教えてください")["statement_only"] == 0
+    # a follow-up that only states a fact adds it to the conversation's question
+    followup = dict(
+        zip(SELECTION_FEATURES, selection_features("チームにHPC経験者はいないです。", True, True), strict=True)
+    )
+    assert followup["statement_only"] == 0
 
 
 def test_linear_model_softmax_and_neutral_similarity() -> None:

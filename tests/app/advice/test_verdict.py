@@ -32,6 +32,15 @@ from core.situation import read
         ("Intel MPIをSlurmで使うとき、PMIxとPMI-2のどっちを使うべき？", False),
         ("クラウドでノードを頻繁に増減させたい場合は？", True),
         ("学習はSlurm、推論はKubernetesみたいに分けるハイブリッド構成ってアリ？", True),
+        # a choice asked with a bare interrogative, after the situation
+        ("学習も推論もやる。別基盤でOK。何がいい？", True),
+        ("CI/CD連携が最重要。どっち？", True),
+        ("チームはHPC未経験です。どれを選びますか？", True),
+        ("Our cloud nodes autoscale constantly. Which one?", True),
+        ("We own 8 nodes in a colo and only train. What should we use?", True),
+        # ... but not a value chosen in a configuration
+        ("rootless Docker と scrun の組み合わせで、コンテナのネットワークドライバは何にする？", False),
+        ("Which one is the default, cons_tres or linear?", False),
     ],
 )
 def test_selection_questions(question: str, expected: bool) -> None:
