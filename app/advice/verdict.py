@@ -34,13 +34,13 @@ _SELECTION = re.compile(
     r"|\bbetter (for|suited)|\bmore suitable|\bright (choice|platform)|\b(would|do) you (suggest|pick|choose|go with)"
     r"|\bwhat (setup|set-up|architecture) (do|would|should)"
     # a choice asked with a bare interrogative ("Which one?", "What do we run?", 何がいい？, どれを選びますか？)
-    r"|\bwhich (one|setup|set-up|option|stack)\s*[?？]|\bwhat (should|would|do) (we|i|you) (use|pick|choose|run|go with|build on)\b"
-    r"|\bwhat (to|should we) (use|run|pick|build on)\b"
-    r"|(どれ|どっち|どちら)(が|に)(いい|良い|よい|合|向|す|し)|何が(いい|良い|よい|合|向)|(どれ|どっち|どちら|何)を(選|採用|導入)|選(べば|びます|んだ|ぶなら)"
-    r"|どの(プラットフォーム|基盤|スケジューラ|構成|スタック)(が|を|に|で|[？?])|(どっち|どれ|どちら)(にする|にします)?[？?]"
-    r"|どちらを|どっちを|どちらが(いい|良い|よい|向|適|おすすめ)|どっちが(いい|良い|よい|向|適|おすすめ)|どちらに(す|し)"
-    r"|選ぶ|選ぶべき|選択すべき|べきですか|べき[？?]|おすすめ|お勧め|推奨|向いて|適して(いる|います|る)|採用すべき|使うべき"
-    r"|(どちら|どっち)が(合|向)|合いますか|合ってい|に(す|し)べき"
+    r"|\bwhich (one|setup|set-up|option)\s*[?？]|\bwhat (would|do) (we|i|you) (use|pick|choose|run|go with|build on)\b"
+    r"|\bwhat to (use|run|pick|build on)\b"
+    r"|(どれ|どっち|どちら)(が|に)(いい|良い|よい|合|向|す|し)|(どちら|どっち)が(適|おすすめ)|何が(いい|良い|よい|合|向)"
+    r"|どちらを|どっちを|(どれ|何)を(選|採用|導入)|選(ぶ|べば|びます|んだ)|(どっち|どれ|どちら)[？?]"
+    r"|どの(プラットフォーム|基盤|スケジューラ|構成|スタック)(が|を|に|で|[？?])"
+    r"|選択すべき|べきですか|べき[？?]|おすすめ|お勧め|推奨|向いて|適して(いる|います|る)|採用すべき|使うべき"
+    r"|合いますか|合ってい|に(す|し)べき"
     # a bare situation ("クラウドでノードを頻繁に増減させたい場合は？") asks what to run in it
     r"|^[^？?]{4,60}(場合|とき|なら)は?[？?]\s*$"
     r"|(hybrid|ハイブリッド)[^？?]{0,40}(アリ|あり|good idea|make sense|worth|recommended|いい|良い)",
