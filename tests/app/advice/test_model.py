@@ -42,9 +42,9 @@ def test_selection_features_see_choice_wording_and_value_questions() -> None:
     assert value[7] == 1 and value[9] == 1  # a value type asked; the conversation asked for a platform
 
 
-def _named(question: str) -> dict[str, float]:
-    """The asks-for-a-platform features of a first turn, by name."""
-    return dict(zip(SELECTION_FEATURES, selection_features(question, False, False), strict=True))
+def _named(question: str, followup: bool = False) -> dict[str, float]:
+    """The asks-for-a-platform features of a first turn (or of a follow-up in a selection conversation), by name."""
+    return dict(zip(SELECTION_FEATURES, selection_features(question, followup, followup), strict=True))
 
 
 def test_selection_features_see_a_named_source_and_a_reason_asked() -> None:
@@ -69,10 +69,7 @@ def test_selection_features_see_who_the_situation_is_and_whether_anything_is_ask
     assert _named("Recommend a platform for our on-prem racks")["statement_only"] == 0
     assert _named("オンプレで学習のみなので、おすすめを教えてください")["statement_only"] == 0
     # a follow-up that only states a fact adds it to the conversation's question
-    followup = dict(
-        zip(SELECTION_FEATURES, selection_features("チームにHPC経験者はいないです。", True, True), strict=True)
-    )
-    assert followup["statement_only"] == 0
+    assert _named("チームにHPC経験者はいないです。", followup=True)["statement_only"] == 0
 
 
 def test_linear_model_softmax_and_neutral_similarity() -> None:
