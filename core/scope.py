@@ -32,11 +32,20 @@ _EN_NEG = re.compile(
     r"|can't|cannot|shouldn't|wouldn't|drop(?:ping|ped)?|rather than|instead of|other than|no longer|no need"
     r"|stop(?:ped)? (?:using|running|doing)|give up|away from|move off|forget(?: about)?|skip(?:ping)?)\b"
 )
-# English negation said after the thing ("inference is off the table", "…isn't needed").
-_EN_NEG_AFTER = re.compile(
-    r"^[^.;,]{0,16}?\b((is|are|'s|'re) (off the table|gone|out|dropped|not (needed|required|planned|happening|a (requirement|priority|goal)))"
+# English negation said after the thing ("inference is off the table", "…isn't needed"): near the cue, or
+# further on when the cue opens its clause as the subject ("integration with the rest of our tooling is not
+# a priority").
+_EN_NEG_PREDICATE = (
+    r"\b((is|are|'s|'re) (off the table|gone|out|dropped|not (needed|required|planned|happening|a (requirement|priority|goal)))"
     r"|(isn't|aren't) (needed|required|planned|happening|a (requirement|priority|goal)))\b"
 )
+_EN_NEG_AFTER = re.compile(r"^[^.;,]{0,16}?" + _EN_NEG_PREDICATE)
+_EN_NEG_AFTER_SUBJECT = re.compile(r"^[^.;,]{0,48}?" + _EN_NEG_PREDICATE)
+# What may stand before a cue that opens its clause as the subject: a determiner or nothing.
+_SUBJECT_OPENING = re.compile(r"^\W*((the|our|any|all|their|this|that|tight|deep|much|more)\s+)?$")
+# Kana or kanji: the predicate after a cue is Japanese even when the cue is followed by an English word
+# ("CI/CD integrationはpriorityじゃない").
+_JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 # Japanese negation after the cue, up to the next clause link.
 _JA_NEG = re.compile(
     r"ない|なく|なけれ|ません|ず(?:に|、|$)|ゼロ|皆無|不要|要らな|いらな|なし|無し|ではなく|じゃなく|以外|やめ|止め|予定はな|やらな|外し|諦め"
@@ -122,7 +131,7 @@ def scope(clause: str, start: int, end: int) -> Scope:
     before = clause[max(0, start - _EN_WINDOW) : start]
     after = clause[end:]
     near_after = after[:28]
-    ja = not after[:12].isascii()
+    ja = bool(_JA_CHAR.search(after[:24]))
     ja_after = _ja_after(after) if ja else ""
     own_part = re.split(r"[,、]", before)[-1]
     indifferent = bool(_INDIFFERENT.search(own_part + clause[start:end] + near_after))
@@ -135,7 +144,8 @@ def scope(clause: str, start: int, end: int) -> Scope:
     blanked = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, tail + after))
     plain_after = blanked[len(tail) : len(tail) + len(ja_after)]
     negations = len(_EN_NEG.findall(plain_before)) + len(_JA_NEG.findall(plain_after))
-    if _EN_NEG_AFTER.search(after):
+    opens_clause = bool(_SUBJECT_OPENING.match(re.split(r"[,、]", clause[:start])[-1]))
+    if (_EN_NEG_AFTER_SUBJECT if opens_clause else _EN_NEG_AFTER).search(after):
         negations += 1
     # "double negation" in one Japanese predicate: "しないわけではない", "ないとは言えない"
     if re.search(r"(ない|ません)(わけ|こと|とは)", plain_after):

@@ -109,7 +109,7 @@ class Situation:
 
 # Clause ends: a negation reaches to the end of its clause, never into the next one.
 _CLAUSE = re.compile(
-    r"[.!?;。！？；\n]|,\s*(?:but|however|while|whereas|and|though|yet)\b|\bbut\b|、?(?:でも|しかし|ただ|けど|けれど|が、)"
+    r"[.!?;。！？；\n]|\s[—–]\s?|\s--\s|,\s*(?:but|however|while|whereas|and|though|yet)\b|\bbut\b|、?(?:でも|しかし|ただ|けど|けれど|が、)"
 )
 Similarity = Callable[[str], Mapping[tuple[str, str], float]]
 

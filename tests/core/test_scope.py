@@ -58,6 +58,13 @@ def test_indifference_hedge_condition_and_tag_are_separate_features() -> None:
         ("hpcの経験はあってもk8sは触ったことがない", "hpcの経験", False),  # a concessive "ても" ends its clause
         ("k8sは使っても推論はしない", "推論", True),
         ("推論は別の基盤に分けても構わない", "別の基盤", False),  # permission keeps the predicate whole
+        # a cue that opens its clause is the subject of a predicate further on
+        ("integration with the rest of our tooling is not a priority", "integration", True),
+        ("we need integration and the rest of our tooling is not a priority", "integration", False),
+        # a Japanese predicate after an English word (code-switching)
+        ("ci/cd integrationはpriorityじゃない", "ci/cd", True),
+        ("adminにslurmを教えるplanはないです", "slurm", True),
+        ("ci/cd integrationがpriority", "ci/cd", False),
     ],
 )
 def test_negation_scope_ends_where_its_predicate_ends(clause: str, cue: str, negated: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.situation import Situation, facets, read, read_as, role_split
+from core.situation import Situation, clauses, facets, read, read_as, role_split
 
 
 @pytest.mark.parametrize(
@@ -177,3 +177,12 @@ def test_every_value_has_labels_descriptions_and_an_opposite() -> None:
         for value in defs.values[facet].values():
             assert value.label["en"] and value.label["ja"] and value.description["en"] and value.change["ja"]
             assert value.opposite in defs.values[facet] and value.cues
+
+
+def test_a_dash_ends_a_clause() -> None:
+    # "X is not a priority — Y is": the negation of the first clause does not reach the second
+    assert clauses("Integration is not a priority — GPU utilisation is.") == [
+        "Integration is not a priority",
+        "GPU utilisation is",
+    ]
+    assert clauses("a well-known tool") == ["a well-known tool"]
