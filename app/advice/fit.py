@@ -209,8 +209,9 @@ def fit_negated(
     rows: list[Example], reader: SituationReader, facet_specs: dict[str, Any], vocab: list[str], log: list[str]
 ) -> dict[str, Any]:
     """The negated flag as its own output: one logistic model over every labelled facet of the situations
-    (label: the facet is among the row's ``negated``), its features taken with the labelled value; C and the
-    threshold chosen on dev by F1 of the flag (a flag a reader sees should be right, a missed one costs too)."""
+    (label: the facet is among the row's ``negated``), its features taken with the labelled value; C chosen by
+    cross-validation on train, the threshold on dev by F1 of the flag (a flag a reader sees should be right, a
+    missed one costs too)."""
     facet_models = _facet_models(facet_specs, vocab)
     data: dict[str, list[tuple[np.ndarray, bool]]] = {"train": [], "dev": []}
     for r in rows:
