@@ -73,7 +73,7 @@ def facets(path: Path = FACETS_PATH) -> Facets:
                 dict(spec["change"]),
                 dict(spec["description"]),
                 spec["opposite"],
-                tuple(re.compile(c) for c in spec["cues"]),
+                tuple(re.compile(c, re.ASCII) for c in spec["cues"]),
             )
             for value, spec in facet["values"].items()
         }

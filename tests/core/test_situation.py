@@ -186,3 +186,29 @@ def test_a_dash_ends_a_clause() -> None:
         "GPU utilisation is",
     ]
     assert clauses("a well-known tool") == ["a well-known tool"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # an English cue ends where Japanese text begins: "aws" in "AWS上で" is a word of its own
+        ("AWS上で学習します", {"deployment": "cloud"}),
+        ("GCPで学習します", {"deployment": "cloud"}),
+        ("on-premのclusterでtraining onlyです", {"deployment": "on_prem", "workload": "training"}),
+        ("CI/CDとの連携が最優先です", {"priority": "integration"}),
+    ],
+)
+def test_an_english_cue_ends_at_japanese_text(text: str, expected: dict[str, str]) -> None:
+    assert read(text).values() == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["ociコンテナを使うには？", "Does it have OCI container support?", "ociバンドルを転送する？", "Push the OCI chart"],
+)
+def test_an_open_container_initiative_word_is_no_cloud(text: str) -> None:
+    assert "deployment" not in read(text).values()
+
+
+def test_oracle_cloud_is_a_cloud() -> None:
+    assert read("We rent GPUs on OCI and scale them daily").values()["deployment"] == "cloud"
