@@ -107,9 +107,10 @@ class Situation:
         return bool(self.readings)
 
 
-# Clause ends: a negation reaches to the end of its clause, never into the next one.
+# Clause ends: a negation reaches to the end of its clause, never into the next one. A period inside a
+# name (oci.conf, v1.31, e.g.) ends nothing.
 _CLAUSE = re.compile(
-    r"[.!?;。！？；\n]|\s[—–]\s?|\s--\s|,\s*(?:but|however|while|whereas|and|though|yet)\b|\bbut\b|、?(?:でも|しかし|ただ|けど|けれど|が、)"
+    r"(?<![A-Za-z0-9])\.|\.(?![A-Za-z0-9])|[!?;。！？；\n]|\s[—–]\s?|\s--\s|,\s*(?:but|however|while|whereas|and|though|yet)\b|\bbut\b|、?(?:でも|しかし|ただ|けど|けれど|が、)"
 )
 Similarity = Callable[[str], Mapping[tuple[str, str], float]]
 

@@ -188,6 +188,15 @@ def test_a_dash_ends_a_clause() -> None:
     assert clauses("a well-known tool") == ["a well-known tool"]
 
 
+def test_a_period_inside_a_name_ends_no_clause() -> None:
+    # a file name or a version is one word; a sentence's period still ends its clause
+    assert clauses("Do nodes need an oci.conf with Slurm 23.11? We run in the cloud.") == [
+        "Do nodes need an oci.conf with Slurm 23.11",
+        " We run in the cloud",
+    ]
+    assert clauses("No serving. Training only.") == ["No serving", " Training only"]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
