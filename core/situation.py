@@ -108,7 +108,7 @@ class Situation:
 
 
 # Clause ends: a negation reaches to the end of its clause, never into the next one. A period inside a
-# name (oci.conf, v1.31, e.g.) ends nothing.
+# name or a version (oci.conf, v1.31) ends nothing.
 _CLAUSE = re.compile(
     r"(?<![A-Za-z0-9])\.|\.(?![A-Za-z0-9])|[!?;。！？；\n]|\s[—–]\s?|\s--\s|,\s*(?:but|however|while|whereas|and|though|yet)\b|\bbut\b|、?(?:でも|しかし|ただ|けど|けれど|が、)"
 )
