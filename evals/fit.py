@@ -55,6 +55,7 @@ from core.units import Unit, code_window
 from evals.golden import GoldenCase, compile_pattern, load_split, split_files
 
 Matrix = np.ndarray[Any, np.dtype[np.float64]]
+ROOT = Path(__file__).resolve().parent.parent  # the project: its app and core modules make the candidates
 # One seed, one thread and LightGBM's deterministic mode: a refit of the same cache writes the same trees.
 RANKER: dict[str, Any] = {
     "objective": "lambdarank", "lambdarank_truncation_level": 10, "n_estimators": 200, "learning_rate": 0.05,
@@ -164,6 +165,7 @@ def cached(split: str, folder: Path | None) -> list[CaseData]:
                 situations,
                 [c.model_dump() for c in cases],
                 inspect.getsource(collect) + inspect.getsource(shown_with),  # how the units are labelled
+                code_hash(),  # how the candidates are found (value detectors, question reading, retrieval)
             ]
         ).encode()
     ).hexdigest()[:16]
@@ -176,6 +178,14 @@ def cached(split: str, folder: Path | None) -> list[CaseData]:
     with path.open("wb") as fh:
         pickle.dump(data, fh)
     return data
+
+
+def code_hash(root: Path = ROOT) -> str:
+    """One hash of the code the candidates come from: every module of ``app`` and ``core`` under ``root``."""
+    digest = hashlib.sha256()
+    for path in sorted([*root.joinpath("app").rglob("*.py"), *root.joinpath("core").rglob("*.py")]):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def unit_rows(data: list[CaseData]) -> tuple[Matrix, Matrix, np.ndarray[Any, np.dtype[np.int64]]]:

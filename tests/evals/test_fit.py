@@ -14,7 +14,7 @@ from app.answer.selector import MODEL_PATH, load, sigmoid
 from app.answer.value_candidates import STATIC, SpanCandidate
 from app.answer.values import Span
 from evals import fit
-from evals.fit import precision_threshold
+from evals.fit import code_hash, precision_threshold
 
 
 def test_doctests() -> None:
@@ -126,3 +126,15 @@ def test_a_unit_is_labelled_by_what_its_quote_shows() -> None:
     assert "Kueue" not in fit.shown_with(second, units) and "two things" not in fit.shown_with(second, units)
     assert fit.shown_with(lead_in, units).splitlines()[-2:] == ["admits jobs", "holds quota"]
     assert fit.shown_with(items[0], units).count("holds quota") == 0
+
+
+def test_the_candidate_cache_key_follows_the_answer_code(tmp_path: Path) -> None:
+    # a changed value detector finds other candidates: a cache collected before it must not be reused
+    for name in ("app/answer/values.py", "core/text.py", "docs/notes.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    before = code_hash(tmp_path)
+    (tmp_path / "docs/notes.md").write_text("changed\n")
+    assert code_hash(tmp_path) == before
+    (tmp_path / "app/answer/values.py").write_text("x = 2\n")
+    assert code_hash(tmp_path) != before
