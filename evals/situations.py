@@ -2,7 +2,8 @@
 
 Reads ``evals/situations.jsonl``, ``evals/situations_unfitted.jsonl`` (labelled situations no model is fitted
 or chosen on: selection follow-ups, read with their conversation, and mixed experience statements) and
-``evals/negation.jsonl`` rows of one split (``dev`` while choosing; ``test``, ``test2``, ``test3`` only to report)
+``evals/negation.jsonl`` rows of one split (``dev`` and ``dev2`` while choosing, ``dev2`` never by the fit;
+``test``, ``test2``, ``test3`` only to report)
 and reports, each with a 95 % bootstrap interval:
 - facet accuracy per facet (the value read, or "not stated", equals the label), and whole situations;
 - negated facets flagged as negated (``verdict_detail`` shows them);

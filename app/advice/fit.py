@@ -413,6 +413,12 @@ def _log_loss(spec: dict[str, Any], x: np.ndarray, y: list[str]) -> float:
     )
 
 
+def fitting_rows(root: Path = EVALS) -> list[Example]:
+    """The labelled texts the models are fitted (train) and chosen (dev) on; ``dev2`` and the test splits are
+    only read by ``evals --situations``, so that a figure on them is not one the fit has seen."""
+    return [r for r in load_examples(root) if r.split in ("train", "dev")]
+
+
 def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[str]:
     from app.advice.reader import rules_for
     from app.retrieval.retriever import Retriever
@@ -421,7 +427,7 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
     embeddings = make_embeddings(settings)
     snap = Retriever(settings, embeddings).snapshot()
     reader = SituationReader(embeddings)
-    rows = [r for r in load_examples(root) if r.split in ("train", "dev")]
+    rows = fitting_rows(root)
     feats = [facet_features(r.text, reader.value_scores) for r in rows]
     vocab = vocabulary(rows, MIN_DF) if MIN_DF else []
     log: list[str] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.advice.fit import load_examples, situation_examples
+from app.advice.fit import fitting_rows, load_examples, situation_examples
 from app.advice.model import NONE
 
 
@@ -31,3 +31,14 @@ def test_a_labelled_follow_up_keeps_its_conversation_and_the_conversations_verdi
     assert followup.earlier == [first] and followup.verdict == "hybrid" and followup.asks is True
     # the turn is labelled with what it states itself; every other facet is labelled "not stated"
     assert followup.facets["one_platform"] == "no" and followup.facets["deployment"] == NONE
+
+
+def test_the_fit_reads_train_and_dev_and_never_dev2_or_a_test_split(tmp_path: Path) -> None:
+    rows = [
+        {"id": f"s{i}", "text": f"text {split}", "lang": "en", "asks_platform": True, "split": split,
+         "facets": {"deployment": "cloud"}, "negated": [], "verdict": None}
+        for i, split in enumerate(["train", "dev", "dev2", "test", "test3"])
+    ]  # fmt: skip
+    _write(tmp_path / "situations.jsonl", rows)
+    assert [r.split for r in load_examples(tmp_path)] == ["train", "dev", "dev2", "test", "test3"]
+    assert [r.text for r in fitting_rows(tmp_path)] == ["text train", "text dev"]
