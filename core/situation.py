@@ -113,6 +113,20 @@ _CLAUSE = re.compile(
     r"(?<![A-Za-z0-9])\.|\.(?![A-Za-z0-9])|[!?;。！？；\n]|\s[—–]\s?|\s--\s|,\s*(?:but|however|while|whereas|and|though|yet)\b|\bbut\b|、?(?:でも|しかし|ただ|けど|けれど|が、)"
 )
 Similarity = Callable[[str], Mapping[tuple[str, str], float]]
+# Japanese text often sets a Latin word apart with spaces ("HPC 経験あり", "nodes 固定"); the cues are written
+# without them (「hpc(の)?経験」), so a space between a Latin letter or digit and kana or kanji is dropped first.
+_LATIN_CJK_SPACE = re.compile(
+    r"(?<=[a-z0-9])[ \t\u3000]+(?=[\u3040-\u30ff\u3400-\u9fff])|(?<=[\u3040-\u30ff\u3400-\u9fff])[ \t\u3000]+(?=[a-z0-9])"
+)
+
+
+def cue_text(clause: str) -> str:
+    """A clause as the cues read it: NFKC, lower case, no space between Latin text and Japanese.
+
+    >>> cue_text("Team は HPC 経験あり")
+    'teamはhpc経験あり'
+    """
+    return _LATIN_CJK_SPACE.sub("", normalize(clause))
 
 
 def _clauses(text: str) -> list[str]:
@@ -167,7 +181,7 @@ def candidates(text: str) -> list[Candidate]:
     defs = facets()
     out: list[Candidate] = []
     for i, raw in enumerate(clauses(text)):
-        clause = normalize(raw)
+        clause = cue_text(raw)
         for facet in defs.order:
             for value in defs.values[facet].values():
                 for cue in value.cues:
@@ -223,7 +237,7 @@ def read(text: str, similar: Similarity | None = None, threshold: float = 1.0) -
     defs = facets()
     situation = Situation()
     for raw in _clauses(text):
-        clause = normalize(raw)
+        clause = cue_text(raw)
         found = _read_clause(clause, defs)
         if role_split(raw):
             found += [

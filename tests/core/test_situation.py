@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.situation import Situation, clauses, facets, read, read_as, role_split
+from core.situation import Situation, clauses, cue_text, facets, read, read_as, role_split
 
 
 @pytest.mark.parametrize(
@@ -209,6 +209,26 @@ def test_a_period_inside_a_name_ends_no_clause() -> None:
 )
 def test_an_english_cue_ends_at_japanese_text(text: str, expected: dict[str, str]) -> None:
     assert read(text).values() == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a Latin word set apart from Japanese by spaces reads as the cue written without them
+        ("HPC 経験あり、Slurm or K8s?", {"hpc_experience": "experienced"}),
+        ("チームは HPC 未経験です", {"hpc_experience": "new"}),
+        ("Slurm 経験者が多いチーム", {"hpc_experience": "experienced"}),
+        ("AWS で GPU を借りて、学習のみ", {"deployment": "cloud", "workload": "training"}),
+    ],
+)
+def test_a_space_between_latin_and_japanese_text_changes_no_cue(text: str, expected: dict[str, str]) -> None:
+    assert read(text).values() == expected
+
+
+def test_cue_text_keeps_spaces_between_latin_words() -> None:
+    assert cue_text("12 nodes fixed, ＧＰＵ\u3000８台") == "12 nodes fixed, gpu 8台"
+    assert cue_text("ＧＰＵ\u3000台数は固定") == "gpu台数は固定"
+    assert cue_text("on prem で学習") == "on premで学習"
 
 
 @pytest.mark.parametrize(
