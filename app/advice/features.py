@@ -227,6 +227,17 @@ _REQUEST = re.compile(
     re.I,
 )
 _VALUE = {"api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name"}
+# The turn's own embedding vector follows the named features: a platform question stated in words no cue or
+# facet model reads ("the 24 nodes we bought are what we'll have for three years. Slurm or K8s?") is still near
+# the labelled ones. Its columns are named with the "sim" prefix, so a model read without its embedder sets
+# them to their training mean (``Linear.neutral``).
+TEXT_VECTOR = "sim_text"
+
+
+def selection_feature_names(dimensions: int = 0) -> list[str]:
+    """The asks-for-a-platform model's features: the named ones, then ``dimensions`` columns of the turn's
+    embedding vector."""
+    return [*SELECTION_FEATURES, *(f"{TEXT_VECTOR}:{i}" for i in range(dimensions))]
 
 
 def selection_features(

@@ -36,6 +36,7 @@ from app.advice.features import (
     negated_feature_names,
     negated_features,
     ngrams,
+    selection_feature_names,
     selection_features,
 )
 from app.advice.model import MODEL_PATH, NONE, Linear, SituationModel, carrier_clause, read, supporting_cue
@@ -49,6 +50,10 @@ EVALS = PROJECT_ROOT / "evals"
 SPLITS = "splits.toml"  # which golden-format question files are train, dev and test (test is never read here)
 C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 DENSE_WEIGHTS = (1.0, 3.0, 10.0)
+# Weights of the turn's embedding vector beside the asks-for-a-platform model's named features (standardised
+# like them, then scaled: 384 columns at full weight would outvote the twenty named ones); chosen with C by
+# cross-validated log-loss on train.
+TEXT_WEIGHTS = (0.1, 0.2, 0.3, 0.6, 1.0)
 MIN_DF = 3  # an n-gram is a feature when this many training texts have it (0: no vocabulary features)
 FOLDS = 5  # C and the dense weight are chosen by cross-validated log-loss on train, never on dev accuracy
 
@@ -121,21 +126,32 @@ def golden_files(root: Path = EVALS) -> list[tuple[str, str]]:
     return [(name, split) for split in ("train", "dev") for name in splits.get(split, [])]
 
 
-def _standardise(x: np.ndarray, dense: int, weight: float) -> tuple[np.ndarray, np.ndarray]:
+def _standardise(x: np.ndarray, dense: int, weight: float, tail: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The first ``dense`` columns (cue, scope and similarity features) standardised and weighted by
-    ``weight`` (less shrunk by the penalty than the many vocabulary columns, which stay 0/1)."""
+    ``weight`` (less shrunk by the penalty than the many vocabulary columns, which stay 0/1); with ``tail``,
+    the columns after them (an embedding vector) standardised too and weighted by ``tail``."""
     mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale = np.where(scale > 1e-9, scale, 1.0) / weight
-    mean[dense:], scale[dense:] = 0.0, 1.0
+    scale = np.where(scale > 1e-9, scale, 1.0)
+    if tail is None:
+        mean[dense:], scale[dense:] = 0.0, 1.0
+    else:
+        scale[dense:] /= tail
+    scale[:dense] /= weight
     return mean, scale
 
 
 def _fit_linear(
-    x: np.ndarray, y: list[str], c: float, dense: int | None = None, weight: float = 1.0, balanced: bool = True
+    x: np.ndarray,
+    y: list[str],
+    c: float,
+    dense: int | None = None,
+    weight: float = 1.0,
+    balanced: bool = True,
+    tail: float | None = None,
 ) -> dict[str, Any]:
     from sklearn.linear_model import LogisticRegression
 
-    mean, scale = _standardise(x, x.shape[1] if dense is None else dense, weight)
+    mean, scale = _standardise(x, x.shape[1] if dense is None else dense, weight, tail)
     clf = LogisticRegression(C=c, max_iter=2000, class_weight="balanced" if balanced else None)
     clf.fit((x - mean) / scale, y)
     return {
@@ -254,12 +270,17 @@ def _choose_binary(
     thresholds: Sequence[float],
     score: Callable[[list[bool], list[bool]], float],
     middle: bool = False,
+    dense: int | None = None,
+    tails: Sequence[float | None] = (None,),
 ) -> tuple[float, dict[str, Any]]:
-    """A binary model fitted on train at the C of C_GRID with the lowest cross-validated log-loss, and the
-    threshold whose dev ``score`` is highest (of the thresholds that tie, the first, or with ``middle`` the
-    middle one: a bar at the edge of a plateau sits next to the cases it barely separates)."""
-    c = min(C_GRID, key=lambda c: _cv_loss(xt, yt, c))
-    spec = _fit_linear(xt, yt, c)
+    """A binary model fitted on train at the C of C_GRID (and the weight of ``tails`` for the columns after
+    ``dense``) with the lowest cross-validated log-loss, and the threshold whose dev ``score`` is highest (of
+    the thresholds that tie, the first, or with ``middle`` the middle one: a bar at the edge of a plateau sits
+    next to the cases it barely separates)."""
+    c, tail = min(((c, t) for c in C_GRID for t in tails), key=lambda s: _cv_loss(xt, yt, s[0], dense=dense, tail=s[1]))
+    spec = _fit_linear(xt, yt, c, dense, tail=tail)
+    if tail is not None:
+        spec["text_weight"] = tail
     spec["classes"] = ["False", "True"]
     values = []
     for threshold in thresholds:
@@ -270,7 +291,9 @@ def _choose_binary(
     return top, {**spec, "threshold": tied[len(tied) // 2] if middle else tied[0]}
 
 
-def _cv_loss(x: np.ndarray, y: list[str], c: float, weight: float = 1.0, dense: int | None = None) -> float:
+def _cv_loss(
+    x: np.ndarray, y: list[str], c: float, weight: float = 1.0, dense: int | None = None, tail: float | None = None
+) -> float:
     """Mean held-out log-loss over FOLDS stratified folds of train. A smooth criterion: on dev accuracy, many
     of the grid's settings tie, and whichever comes first moved a handful of dev texts at every refit."""
     from sklearn.model_selection import StratifiedKFold
@@ -281,7 +304,7 @@ def _cv_loss(x: np.ndarray, y: list[str], c: float, weight: float = 1.0, dense: 
         return 0.0
     loss = 0.0
     for fit_idx, held in StratifiedKFold(folds, shuffle=True, random_state=0).split(x, labels):
-        spec = _fit_linear(x[fit_idx], list(labels[fit_idx]), c, dense, weight)
+        spec = _fit_linear(x[fit_idx], list(labels[fit_idx]), c, dense, weight, tail=tail)
         loss += _log_loss(spec, x[held], list(labels[held])) * len(held)
     return loss / len(labels)
 
@@ -299,33 +322,50 @@ def _facet_models(facet_specs: dict[str, Any], vocab: list[str]) -> SituationMod
 
 
 def selection_rows(
-    rows: list[Example], reader: SituationReader, earlier_selection: dict[str, bool], read: dict[str, int]
+    rows: list[Example],
+    reader: SituationReader,
+    earlier_selection: dict[str, bool],
+    read: dict[str, int],
+    vector: bool = True,
 ) -> list[tuple[np.ndarray, bool, str]]:
     out = []
     for r in rows:
         if r.asks is None:
             continue
         before = any(earlier_selection.get(q, False) for q in r.earlier)
-        x = selection_features(r.text, before, bool(r.earlier), reader.choice_similarity(r.text), read[r.text])
-        out.append((x, r.asks, r.split))
+        out.append((_turn_features(r.text, before, bool(r.earlier), reader, read[r.text], vector), r.asks, r.split))
     return out
 
 
+def _turn_features(
+    text: str, before: bool, followup: bool, reader: SituationReader, facets_read: int, vector: bool = True
+) -> np.ndarray:
+    """A turn's asks-for-a-platform features: the named ones, then (``vector``) its embedding vector."""
+    x = selection_features(text, before, followup, reader.choice_similarity(text), facets_read)
+    return np.concatenate([x, reader.vector(text)]) if vector else x
+
+
 def fit_selection(
-    rows: list[Example], reader: SituationReader, facet_specs: dict[str, Any], vocab: list[str], log: list[str]
+    rows: list[Example],
+    reader: SituationReader,
+    facet_specs: dict[str, Any],
+    vocab: list[str],
+    log: list[str],
+    vector: bool = True,
 ) -> dict[str, Any]:
     """Asks-for-a-platform: fitted on first turns, then again with the earlier turns' decisions as a feature.
-    The number of facets the just-fitted facet models read is one of its features."""
+    The number of facets the just-fitted facet models read is one of its features; with ``vector``, the turn's
+    embedding vector too (without: the model read under another embedder)."""
     facet_models = _facet_models(facet_specs, vocab)
     texts = {r.text for r in rows} | {q for r in rows for q in r.earlier}
     facets_read = {t: len(read(t, facet_models, reader.value_scores).readings) for t in texts}
     first = [r for r in rows if r.asks is not None and not r.earlier]
-    spec = _choose_selection(selection_rows(first, reader, {}, facets_read), log, quiet=True)
+    spec = _choose_selection(selection_rows(first, reader, {}, facets_read, vector), log, quiet=True)
     decided = {
-        q: _predict_binary(spec, selection_features(q, False, False, reader.choice_similarity(q), facets_read[q]))
+        q: _predict_binary(spec, _turn_features(q, False, False, reader, facets_read[q], vector))
         for q in {q for r in rows for q in r.earlier}
     }
-    return _choose_selection(selection_rows(rows, reader, decided, facets_read), log)
+    return _choose_selection(selection_rows(rows, reader, decided, facets_read, vector), log)
 
 
 def _predict_binary(spec: dict[str, Any], x: np.ndarray) -> bool:
@@ -339,12 +379,17 @@ def _choose_selection(data: list[tuple[np.ndarray, bool, str]], log: list[str], 
     dev = [(x, y) for x, y, s in data if s == "dev"]
     # of the thresholds that tie on dev, the middle one
     thresholds = [round(float(t), 2) for t in np.arange(0.8, 0.19, -0.05)]
-    best = _choose_binary(xt, yt, dev, thresholds, _accuracy, middle=True)
+    named = len(SELECTION_FEATURES)
+    vector = xt.shape[1] > named
+    tails = TEXT_WEIGHTS if vector else (None,)
+    best = _choose_binary(xt, yt, dev, thresholds, _accuracy, middle=True, dense=named, tails=tails)
     spec = best[1]
-    spec["features"] = SELECTION_FEATURES
+    spec["features"] = selection_feature_names(xt.shape[1] - named)
     if not quiet:
         train = float(np.mean([_predict_binary(spec, x) == (y == "True") for x, y in zip(xt, yt, strict=True)]))
-        log.append(f"{'asks_platform':15} C={spec['C']:<5} p>={spec['threshold']:.2f}  train {train:.3f}  dev {best[0]:.3f}"
+        name = "asks_platform" if vector else "  without vector"
+        weight = f"text weight {spec['text_weight']}" if vector else ""
+        log.append(f"{name:15} C={spec['C']:<5} p>={spec['threshold']:.2f}  {weight:16} train {train:.3f}  dev {best[0]:.3f}"
                    f"  (n={len(yt)}/{len(dev)})")  # fmt: skip
     return spec
 
@@ -436,7 +481,8 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
         "fitted_on": "split train of evals/situations.jsonl and evals/negation.jsonl (the negated flag: situations.jsonl "
         "only, its negated lists) and of the question files in evals/splits.toml (asks-for-a-platform; a selection "
         "case's situation labels its facets; the verdict combiner: the labelled situations' verdicts)",
-        "chosen_on": "C and dense weight by 5-fold cross-validated log-loss on train; on split dev of the same "
+        "chosen_on": "C and dense weight (asks-for-a-platform: C and the weight of the turn's embedding vector) by "
+        "5-fold cross-validated log-loss on train; on split dev of the same "
         "files: the minimum probability, the negated flag's threshold by F1, the asks-for-a-platform threshold, "
         "the verdict combiner's C",
         "embedder": embeddings.spec,
@@ -444,6 +490,7 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
         "vocabulary": vocab,
         "facets": (facet_specs := fit_facets(rows, feats, vocab, log)),
         "selection": fit_selection(rows, reader, facet_specs, vocab, log),
+        "selection_plain": fit_selection(rows, reader, facet_specs, vocab, log, vector=False),
         "negated": fit_negated(rows, reader, facet_specs, vocab, log),
         "verdict": fit_verdict(verdict_rows(rows, lambda lang: rules_for(lang, snap)), log),
     }

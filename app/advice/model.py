@@ -85,6 +85,9 @@ class SituationModel:
     meta: dict[str, Any]
     negated: Linear | None = None  # was a facet's value said through a negation (None: the cue says)
     verdict: Linear | None = None  # the combiner of the rules' votes (None: the verdict table alone)
+    # asks-for-a-platform without the turn's embedding vector: read when the embedder is not the one ``selection``
+    # was fitted with (its vector columns would all sit at their mean)
+    selection_plain: Linear | None = None
 
 
 @lru_cache(maxsize=2)
@@ -97,9 +100,14 @@ def load(path: Path = MODEL_PATH) -> SituationModel | None:
         {f: Linear.from_json(spec) for f, spec in data["facets"].items()},
         Linear.from_json(data["selection"]),
         {gram: i for i, gram in enumerate(data.get("vocabulary", []))},
-        {k: v for k, v in data.items() if k not in ("facets", "selection", "vocabulary", "negated", "verdict")},
+        {
+            k: v
+            for k, v in data.items()
+            if k not in ("facets", "selection", "vocabulary", "negated", "verdict", "selection_plain")
+        },
         Linear.from_json(data["negated"]) if "negated" in data else None,
         Linear.from_json(data["verdict"]) if "verdict" in data else None,
+        Linear.from_json(data["selection_plain"]) if "selection_plain" in data else None,
     )
 
 
@@ -166,6 +174,11 @@ def carrier_clause(text: str, facet: str, value: str, model: SituationModel, sco
     return max(parts, key=p)
 
 
+def selection_model(model: SituationModel, embedded: bool) -> Linear:
+    """The asks-for-a-platform model to read: the one with the turn's vector when the embedder gives it."""
+    return model.selection if embedded or model.selection_plain is None else model.selection_plain
+
+
 def asks_platform(
     model: SituationModel,
     question: str,
@@ -173,12 +186,22 @@ def asks_platform(
     followup: bool,
     sim_choice: float | None,
     scores: ValueScores | None = None,
+    vector: np.ndarray | None = None,
 ) -> float:
     """The probability that ``question`` asks which platform to use (``sim_choice`` None: no embedder;
-    ``scores`` the embedder's value similarities for reading its facets)."""
+    ``scores`` the embedder's value similarities for reading its facets; ``vector`` the embedder's vector of
+    ``question``, for a model fitted with one). Its bar: the threshold of ``selection_model`` (the vector given
+    or not)."""
     facets_read = len(read(question, model, scores).readings)
     x = selection_features(question, earlier_selection, followup, sim_choice or 0.0, facets_read)
-    return float(model.selection.probabilities(x if sim_choice is not None else model.selection.neutral(x))[1])
+    dimensions = len(model.selection.features) - len(x)
+    known = vector if sim_choice is not None and vector is not None and len(vector) == dimensions > 0 else None
+    linear = selection_model(model, known is not None)
+    complete = sim_choice is not None
+    if len(linear.features) > len(x):  # fitted with the turn's vector: without it, those columns take their mean
+        x = np.concatenate([x, np.zeros(dimensions) if known is None else np.asarray(known, dtype=float)])
+        complete = known is not None
+    return float(linear.probabilities(x if complete else linear.neutral(x))[1])
 
 
 def fitted_with(model: SituationModel, spec: str) -> bool:

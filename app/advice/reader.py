@@ -118,8 +118,13 @@ class SituationReader:
                     np.asarray(self.embeddings.embed_documents(list(FACT_PROTOTYPES))),
                 )
             choice, fact = self._prototypes
-        q = np.asarray(self.embeddings.embed_query(question))
+        q = self.vector(question)
         return float(cosine_rows(choice, q).max() - cosine_rows(fact, q).max())
+
+    def vector(self, text: str) -> np.ndarray:
+        """The embedder's query vector of a turn (memoised by the embedder: retrieval embeds the same text)."""
+        assert self.embeddings is not None
+        return np.asarray(self.embeddings.embed_query(text))
 
     def query_texts(self, question: str, earlier: Sequence[str] = ()) -> list[str]:
         """The texts ``asks_platform`` will embed for this turn (for ``AdvisorEmbeddings.prepare_queries``)."""
@@ -144,16 +149,17 @@ class SituationReader:
             return is_selection_question(question, bool(read(question))) or any(
                 is_selection_question(q, bool(read(q))) for q in earlier
             )
-        threshold = fitted.selection.threshold
-
         same = self._same_embedder(fitted)
+        threshold = model.selection_model(fitted, same).threshold
         scores = self.value_scores if same else None
 
-        def sim(q: str) -> float | None:
-            return self.choice_similarity(q) if same else None
+        def p(q: str, before: bool, followup: bool) -> float:
+            if not same:
+                return model.asks_platform(fitted, q, before, followup, None)
+            return model.asks_platform(fitted, q, before, followup, self.choice_similarity(q), scores, self.vector(q))
 
-        before = any(model.asks_platform(fitted, q, False, False, sim(q), scores) >= threshold for q in earlier)
-        return model.asks_platform(fitted, question, before, bool(earlier), sim(question), scores) >= threshold
+        before = any(p(q, False, False) >= threshold for q in earlier)
+        return p(question, before, bool(earlier)) >= threshold
 
     def situation(self, question: str, earlier: Sequence[str] = ()) -> Situation:
         """The conversation's situation: earlier questions in order, then the new turn's facets override."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.advice.fit import _accuracy, _choose_binary, _cv_loss
+from app.advice.fit import _accuracy, _choose_binary, _cv_loss, _standardise
 
 
 def _data(seed: int, n: int = 120, noise: int = 40) -> tuple[np.ndarray, list[str]]:
@@ -37,3 +37,27 @@ def test_a_class_too_rare_for_two_folds_gives_no_preference() -> None:
     x, y = _data(3, n=20)
     y = ["False"] * 19 + ["True"]
     assert _cv_loss(x, y, 0.1) == _cv_loss(x, y, 10.0) == 0.0
+
+
+def test_the_columns_after_the_named_ones_are_standardised_and_weighted_only_with_a_tail_weight() -> None:
+    rnd = np.random.default_rng(4)
+    x = np.column_stack([rnd.normal(5, 2, 200), rnd.normal(3, 4, 200)])
+    mean, scale = _standardise(x, 1, 1.0)
+    assert (mean[1], scale[1]) == (0.0, 1.0)  # vocabulary columns stay 0/1
+    mean, scale = _standardise(x, 1, 1.0, tail=0.5)
+    assert abs(mean[1] - x[:, 1].mean()) < 1e-9 and abs(scale[1] - 2 * x[:, 1].std()) < 1e-9
+    assert abs(scale[0] - x[:, 0].std()) < 1e-9  # the named columns keep their own weight
+
+
+def test_the_weight_of_an_embedding_block_is_chosen_by_cross_validation_on_train() -> None:
+    # the signal sits in the block after the first (noise) column: a heavier block fits better held out
+    rnd = np.random.default_rng(5)
+    y = rnd.integers(0, 2, 200)
+    x = np.column_stack([rnd.normal(0, 1, 200), y + rnd.normal(0, 0.3, 200), rnd.normal(0, 1, 200)])
+    labels = [str(bool(v)) for v in y]
+    light = _cv_loss(x, labels, 0.03, dense=1, tail=0.01)
+    heavy = _cv_loss(x, labels, 0.03, dense=1, tail=1.0)
+    assert heavy < light
+    dev = [(row, bool(v)) for row, v in zip(x, y, strict=True)]
+    _, spec = _choose_binary(x, labels, dev, (0.5,), _accuracy, dense=1, tails=(0.01, 1.0))
+    assert spec["text_weight"] == 1.0

@@ -15,6 +15,7 @@ from app.advice.features import (
     negated_feature_names,
     negated_features,
     ngrams,
+    selection_feature_names,
     selection_features,
 )
 from app.advice.fit import Example, _compact, fit_verdict, golden_files, verdict_rows
@@ -200,3 +201,35 @@ def test_the_shipped_reader_reads_a_role_split_and_a_concessive_clause() -> None
     }
     mixed = model.read("HPCの経験はあってもk8sは触ったことがないんです", fitted)
     assert mixed.values().get("hpc_experience") == "experienced"
+
+
+def test_a_selection_model_fitted_with_the_turns_vector_reads_it_and_takes_its_mean_without_it() -> None:
+    names = selection_feature_names(2)
+    n = len(names)
+    coef = np.zeros((1, n))
+    coef[0, -2] = 6.0  # the first vector column says "asks for a platform"; its training mean is 0
+    selection = Linear(["False", "True"], names, np.zeros(n), np.ones(n), coef, np.zeros(1), 0.5)
+    fitted = model.SituationModel({}, selection, {}, {})
+    question = "The 24 nodes we bought are what we'll have for three years. Slurm or K8s?"
+    near = model.asks_platform(fitted, question, False, False, 0.0, None, np.array([1.0, 0.0]))
+    far = model.asks_platform(fitted, question, False, False, 0.0, None, np.array([-1.0, 0.0]))
+    assert near > 0.99 and far < 0.01
+    # no embedder, or a vector of another embedder's size: the columns take their training mean
+    assert model.asks_platform(fitted, question, False, False, None) == 0.5
+    assert model.asks_platform(fitted, question, False, False, 0.0, None, np.ones(3)) == 0.5
+
+
+def test_without_the_turns_vector_the_model_fitted_without_it_is_read_with_its_own_bar() -> None:
+    names = selection_feature_names(2)
+    n = len(names)
+    with_vector = Linear(["False", "True"], names, np.zeros(n), np.ones(n), np.zeros((1, n)), np.array([-5.0]), 0.65)
+    m = len(SELECTION_FEATURES)
+    plain = Linear(
+        ["False", "True"], SELECTION_FEATURES, np.zeros(m), np.ones(m), np.zeros((1, m)), np.array([5.0]), 0.55
+    )
+    fitted = model.SituationModel({}, with_vector, {}, {}, selection_plain=plain)
+    question = "Which platform suits on-prem training?"
+    assert model.asks_platform(fitted, question, False, False, 0.0, None, np.zeros(2)) < 0.01
+    assert model.asks_platform(fitted, question, False, False, None) > 0.99  # another embedder, or none
+    assert model.asks_platform(fitted, question, False, False, 0.0, None, np.zeros(5)) > 0.99
+    assert model.selection_model(fitted, True).threshold == 0.65 and model.selection_model(fitted, False) is plain
