@@ -321,51 +321,57 @@ def _facet_models(facet_specs: dict[str, Any], vocab: list[str]) -> SituationMod
     )
 
 
+@dataclass(frozen=True)
+class Turn:
+    """What the asks-for-a-platform features need of a turn's text that costs a model: the embedder's vector
+    and choice similarity, and how many facets the just-fitted facet models read in it."""
+
+    similarity: float
+    vector: np.ndarray
+    facets_read: int
+
+
+def selection_turns(
+    rows: list[Example], reader: SituationReader, facet_specs: dict[str, Any], vocab: list[str]
+) -> dict[str, Turn]:
+    """Every turn of the labelled texts and their conversations, read once for both selection models."""
+    facet_models = _facet_models(facet_specs, vocab)
+    texts = {r.text for r in rows} | {q for r in rows for q in r.earlier}
+    return {
+        t: Turn(reader.choice_similarity(t), reader.vector(t), len(read(t, facet_models, reader.value_scores).readings))
+        for t in texts
+    }
+
+
 def selection_rows(
-    rows: list[Example],
-    reader: SituationReader,
-    earlier_selection: dict[str, bool],
-    read: dict[str, int],
-    vector: bool = True,
+    rows: list[Example], turns: dict[str, Turn], earlier_selection: dict[str, bool], vector: bool = True
 ) -> list[tuple[np.ndarray, bool, str]]:
     out = []
     for r in rows:
         if r.asks is None:
             continue
         before = any(earlier_selection.get(q, False) for q in r.earlier)
-        out.append((_turn_features(r.text, before, bool(r.earlier), reader, read[r.text], vector), r.asks, r.split))
+        out.append((_turn_features(r.text, before, bool(r.earlier), turns[r.text], vector), r.asks, r.split))
     return out
 
 
-def _turn_features(
-    text: str, before: bool, followup: bool, reader: SituationReader, facets_read: int, vector: bool = True
-) -> np.ndarray:
+def _turn_features(text: str, before: bool, followup: bool, turn: Turn, vector: bool = True) -> np.ndarray:
     """A turn's asks-for-a-platform features: the named ones, then (``vector``) its embedding vector."""
-    x = selection_features(text, before, followup, reader.choice_similarity(text), facets_read)
-    return np.concatenate([x, reader.vector(text)]) if vector else x
+    x = selection_features(text, before, followup, turn.similarity, turn.facets_read)
+    return np.concatenate([x, turn.vector]) if vector else x
 
 
-def fit_selection(
-    rows: list[Example],
-    reader: SituationReader,
-    facet_specs: dict[str, Any],
-    vocab: list[str],
-    log: list[str],
-    vector: bool = True,
-) -> dict[str, Any]:
+def fit_selection(rows: list[Example], turns: dict[str, Turn], log: list[str], vector: bool = True) -> dict[str, Any]:
     """Asks-for-a-platform: fitted on first turns, then again with the earlier turns' decisions as a feature.
     The number of facets the just-fitted facet models read is one of its features; with ``vector``, the turn's
     embedding vector too (without: the model read under another embedder)."""
-    facet_models = _facet_models(facet_specs, vocab)
-    texts = {r.text for r in rows} | {q for r in rows for q in r.earlier}
-    facets_read = {t: len(read(t, facet_models, reader.value_scores).readings) for t in texts}
     first = [r for r in rows if r.asks is not None and not r.earlier]
-    spec = _choose_selection(selection_rows(first, reader, {}, facets_read, vector), log, quiet=True)
+    spec = _choose_selection(selection_rows(first, turns, {}, vector), log, quiet=True)
     decided = {
-        q: _predict_binary(spec, _turn_features(q, False, False, reader, facets_read[q], vector))
+        q: _predict_binary(spec, _turn_features(q, False, False, turns[q], vector))
         for q in {q for r in rows for q in r.earlier}
     }
-    return _choose_selection(selection_rows(rows, reader, decided, facets_read, vector), log)
+    return _choose_selection(selection_rows(rows, turns, decided, vector), log)
 
 
 def _predict_binary(spec: dict[str, Any], x: np.ndarray) -> bool:
@@ -489,8 +495,8 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
         "examples": {s: sum(1 for r in rows if r.split == s) for s in ("train", "dev")},
         "vocabulary": vocab,
         "facets": (facet_specs := fit_facets(rows, feats, vocab, log)),
-        "selection": fit_selection(rows, reader, facet_specs, vocab, log),
-        "selection_plain": fit_selection(rows, reader, facet_specs, vocab, log, vector=False),
+        "selection": fit_selection(rows, turns := selection_turns(rows, reader, facet_specs, vocab), log),
+        "selection_plain": fit_selection(rows, turns, log, vector=False),
         "negated": fit_negated(rows, reader, facet_specs, vocab, log),
         "verdict": fit_verdict(verdict_rows(rows, lambda lang: rules_for(lang, snap)), log),
     }
