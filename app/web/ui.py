@@ -1,4 +1,4 @@
-"""The Gradio web UI: the page layout; ``main()`` only parses flags and launches.
+"""The Gradio web UI: the page layout and its launch options (the ``app`` command is ``app.web.main``).
 
 ``build_app(settings, advisor)`` builds the page — chat with cited, streamed answers (examples in the
 empty chat, a live character count, Stop while an answer streams, per-answer 👍/👎 with a comment box by
@@ -8,20 +8,15 @@ decision rules — in one UI language at a time (EN/JA toggle). Events are wired
 handlers live in ``app.web.handlers``, strings in ``app.web.i18n``, CSS and script in ``app.web.assets``.
 
 Safe defaults: bound to ``settings.web.host`` (loopback), never shared, analytics off, no ``allowed_paths``
-(nothing served beyond the UI's own assets and exported files), bounded concurrency and waiting. ``main`` serves
-it with the health probe and the feedback API (``app.web.server``), behind a login when there are users
-(``app.web.access``); ``app --hash-user NAME`` prints a users-file line.
+(nothing served beyond the UI's own assets and exported files), bounded concurrency and waiting.
 
-Deliberately left out: answer logic (``app.pipeline``) and rendering (``app.web.render``, ``app.web.panels``).
+Deliberately left out: answer logic (``app.pipeline``), rendering (``app.web.render``, ``app.web.panels``) and
+serving (``app.web.server``; the ``app`` command, ``app.web.main``).
 """
 
 from __future__ import annotations
 
-import argparse
-import getpass
-import logging
 import secrets
-import sys
 from typing import Any
 
 import gradio as gr
@@ -32,9 +27,9 @@ from app.web.assets import CSS, HEAD
 from app.web.handlers import Runtime, empty_conversation
 from app.web.i18n import LANGS, UNSET, form_facets, question_choices, question_label, t
 from app.web.wiring import CONVERSATION_KEY, EXAMPLES, Page, chat_examples, wire
-from core.settings import Settings, settings_or_exit
+from core.settings import Settings
 
-__all__ = ["EXAMPLES", "build_app", "launch_options", "main"]
+__all__ = ["EXAMPLES", "build_app", "launch_options"]
 
 
 def _header(ui: Page, rt: Runtime, lang: str) -> None:
@@ -181,52 +176,3 @@ def launch_options(settings: Settings) -> dict[str, Any]:
         "run_history": False,
         "footer_links": ["api", "settings"],
     }
-
-
-def _hash_user(name: str) -> int:
-    """Print a users-file line for ``name``; the password is read from the terminal (or one line of stdin)."""
-    from app.web.access import AccessError, hash_entry
-
-    if sys.stdin.isatty():
-        password = getpass.getpass(f"password for {name}: ")
-        if getpass.getpass("again: ") != password:
-            print("app: the passwords differ", file=sys.stderr)
-            return 2
-    else:
-        password = sys.stdin.readline().rstrip("\n")
-    try:
-        print(hash_entry(name, password))
-    except AccessError as exc:
-        print(f"app: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="app", description="Run the Slurm×K8s Advisor web UI.")
-    parser.add_argument("--host", help="address to bind (default: ADVISOR_HOST or 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="port (default: ADVISOR_PORT or 7860)")
-    parser.add_argument(
-        "--users", dest="users_file", metavar="FILE",
-        help="require a login: users file of user:hash lines (default: ADVISOR_USERS_FILE)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--hash-user", metavar="NAME",
-        help="print a users-file line for NAME (password read from the terminal or stdin) and exit",
-    )  # fmt: skip
-    args = parser.parse_args(argv)
-    if args.hash_user:
-        return _hash_user(args.hash_user)
-    from app.web.access import AccessError
-    from app.web.server import serve
-
-    # Flags override ADVISOR_* variables and .env and are validated like any other value.
-    flags = {name: value for name, value in vars(args).items() if value is not None and name != "hash_user"}
-    settings = settings_or_exit("app", flags)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        serve(settings)
-    except AccessError as exc:
-        print(f"app: {exc}", file=sys.stderr)
-        return 2
-    return 0

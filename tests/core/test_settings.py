@@ -154,7 +154,7 @@ def _evals(argv: list[str]) -> int:
 
 
 def _app(argv: list[str]) -> int:
-    from app.web.ui import main
+    from app.web.main import main
 
     return main(argv)
 

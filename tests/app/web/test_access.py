@@ -17,7 +17,7 @@ import pytest
 from gradio_client import Client
 from ports import free_port
 
-from app.web import ui as web
+from app.web import main as web
 from app.web.access import AccessError, Throttle, Users, hash_entry, load_users, parse_entries
 from app.web.server import create_server, running
 from core.settings import Settings

@@ -23,7 +23,7 @@ from fakes import FakeEmbeddings
 from gradio_client import Client
 from ports import free_port
 
-from app.web import ui as web
+from app.web import main as web
 from app.web.ui import build_app, launch_options
 from core.settings import Settings
 from ingest.indexer import run_ingest
