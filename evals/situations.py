@@ -9,7 +9,9 @@ and reports, each with a 95 % bootstrap interval:
 - negated facets flagged as negated (``verdict_detail`` shows them);
 - asks-for-a-platform accuracy, and platform decisions (verdict or situation request) on texts that ask none;
 - the negation table: the facet value each phrasing must give, by language and kind;
-- selection verdicts, against the index's rules;
+- selection verdicts, against the index's rules: against each text's labelled verdict, and against the verdict
+  its labelled facets give under the same rules (so every situation that asks for a platform measures how
+  often a misread facet changes the decision, also on splits whose writers gave no verdict);
 beside the same figures for the cue reader with the wording rule (the baseline the fitted models replace).
 
 Deliberately left out: answers and retrieval (the golden runs measure those, follow-ups included).
@@ -27,7 +29,7 @@ from app.advice.model import NONE, verdict_model
 from app.advice.reader import SituationReader, rules_for
 from app.advice.verdict import build_verdict, is_selection_question
 from app.retrieval.snapshot import Snapshot
-from core.situation import Situation, facets, read
+from core.situation import Reading, Situation, facets, read
 
 BOOTSTRAP = 2000
 UNFITTED = "situations_unfitted.jsonl"
@@ -139,10 +141,14 @@ def report(split: str, reader: SituationReader, snap: Snapshot | None = None) ->
                 lines.append(_row("selection verdicts: follow-ups", verdicts))
             lines.append(_row("selection verdicts", kept[rd.name]["selection verdicts"]))
             lines.append(_row("selection verdicts, table alone", kept[rd.name]["selection verdicts, table alone"]))
+            kept[rd.name]["verdict of the labelled facets"] = _as_labelled(situations, readings, asks, snap)
+            lines.append(_row("verdict of the labelled facets", kept[rd.name]["verdict of the labelled facets"]))
         lines.append("")
     fitted, baseline = kept["fitted"], kept["cue baseline"]
     lines += ["### fitted − cue baseline (paired)", "", "| measure | difference | 95 % interval |", "|---|---:|---:|"]
-    for measure in ("whole situation", "negation table"):
+    for measure in ("whole situation", "negation table", "verdict of the labelled facets"):
+        if measure not in fitted:
+            continue
         diff, low, high = paired(fitted[measure], baseline[measure])
         lines.append(f"| {measure} | {diff:+.3f} | {low:+.3f}–{high:+.3f} |")
     if fitted.get("selection verdicts"):
@@ -151,6 +157,37 @@ def report(split: str, reader: SituationReader, snap: Snapshot | None = None) ->
                   "| measure | difference | 95 % interval |", "|---|---:|---:|",
                   f"| selection verdicts | {diff:+.3f} | {low:+.3f}–{high:+.3f} |"]  # fmt: skip
     return "\n".join(lines)
+
+
+def labelled_situation(r: Example) -> Situation:
+    """The situation a text's labels state: each stated facet, negated where the labels say so.
+
+    >>> labelled_situation(Example("x", "dev", facets={"fleet": "fixed", "ops_team": NONE})).values()
+    {'fleet': 'fixed'}
+    """
+    return Situation(
+        {f: Reading(f, v, "", negated=f in r.negated) for f, v in r.facets.items() if v is not None and v != NONE}
+    )
+
+
+def _as_labelled(
+    situations: Sequence[Example],
+    readings: dict[tuple[str, tuple[str, ...]], Situation],
+    asks: dict[tuple[str, tuple[str, ...]], bool],
+    snap: Snapshot,
+) -> list[bool]:
+    """Per first turn that asks for a platform: is the verdict of what was read the verdict its labelled facets
+    give (the same rules and combiner)? A misread facet the decision does not turn on costs nothing here."""
+    model = verdict_model()
+    hits = []
+    for r in situations:
+        if not r.asks or r.earlier or not r.facets:
+            continue
+        rules = rules_for(r.lang, snap)
+        wanted = build_verdict(labelled_situation(r), rules, r.lang, always=True, model=model)
+        got = build_verdict(readings[_key(r)], rules, r.lang, always=True, model=model) if asks[_key(r)] else None
+        hits.append(got is not None and wanted is not None and got.value == wanted.value)
+    return hits
 
 
 def _value(situation: Situation, facet: str) -> str:

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from core.situation import Reading, Situation
-from evals.situations import Reader, _row, interval, paired
+import doctest
+from types import SimpleNamespace
+from typing import Any
+
+from app.advice.fit import Example
+from core.contract import Rule
+from core.situation import Reading, Situation, read
+from evals import situations
+from evals.situations import Reader, _as_labelled, _key, _row, interval, paired
 
 
 def test_interval_brackets_the_share_and_narrows_with_more_items() -> None:
@@ -48,3 +55,39 @@ def test_a_follow_up_is_read_with_the_turns_of_its_conversation_that_asked_for_a
 def test_a_measure_with_no_labelled_texts_prints_a_dash_not_nan() -> None:
     assert _row("selection verdicts", []) == "| selection verdicts | 0 | — | |"
     assert "nan" not in _row("whole situation", [True, False])
+
+
+def test_doctests() -> None:
+    assert doctest.testmod(situations).failed == 0
+
+
+def _rule(i: int, condition: str, verdict: str) -> Rule:
+    return Rule(
+        id=f"a#0:r{i}", doc_id="a", chunk_id="a#0", section="S", language="en", condition=condition,
+        verdict=verdict, quote=condition, source="table", facets=read(condition).values(),  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_a_misread_facet_costs_only_where_the_decision_turns_on_it() -> None:
+    snap: Any = SimpleNamespace(
+        chunks={},
+        rules=[
+            _rule(0, "LLM training on an on-premises dedicated HPC cluster", "slurm"),
+            _rule(1, "cloud-first with nodes scaled out and in frequently", "kubernetes"),
+        ],
+    )
+    on_prem = Example("On-prem racks; which platform?", "dev", facets={"deployment": "on_prem"}, asks=True)
+    cloud = Example("Cloud only; which platform?", "dev", facets={"deployment": "cloud", "fleet": "elastic"}, asks=True)
+    factual = Example("What is a partition?", "dev", facets={}, asks=False)
+    said = {
+        on_prem.text: {"deployment": "on_prem", "ops_team": "dedicated"},  # a facet no rule here reads
+        cloud.text: {"deployment": "on_prem"},  # the facet the decision turns on, misread
+    }
+    readings = {
+        _key(r): Situation({f: Reading(f, v, "") for f, v in said.get(r.text, {}).items()})
+        for r in (on_prem, cloud, factual)
+    }
+    asks = {_key(on_prem): True, _key(cloud): True, _key(factual): False}
+    assert _as_labelled([on_prem, cloud, factual], readings, asks, snap) == [True, False]
+    # a text read as asking for nothing gets no verdict, which is never the labelled one
+    assert _as_labelled([on_prem], readings, {**asks, _key(on_prem): False}, snap) == [False]
