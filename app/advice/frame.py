@@ -5,8 +5,7 @@ asks the previous question again about that thing: the previous question is rewr
 subject put where its subject was, so its answer type, attribute and parts carry over. Where the new thing
 goes, in order: a product or platform replaces the previous product or platform alike; the other end of a
 scale replaces its opposite (in the previous question's language); a new identifier (``MaxJobCount``, any
-word typed as code) the previous identifier; a phrase the words it shares; a value type ("the default",
-"デフォルト") asks that value of the previous subject; a product's "XのY" the previous product's; the thing
+word typed as code) the previous identifier; a phrase the words it shares; a product's "XのY" the previous product's; the thing
 an earlier follow-up put in (a chain: "and Helm?", "And NCCL?"); what the previous question asks about its
 product ("3Dトーラス" over "Slurmのtreeトポロジ", never the value asked); an undocumented name the platform a
 product depends on. The rewrite works across languages: a name is the same word in both.
@@ -22,7 +21,8 @@ way when the previous question asked that kind of value.
     >>> reframe("Slurmだといつ？", "How much memory does the Kubernetes control plane use?", set()) is None
     True
 
-Deliberately left out: a turn that asks something of its own ("And how do I upgrade it?"): it stands as
+Deliberately left out: a turn that asks something of its own ("And how do I upgrade it?") or only names a
+kind of value ("what about the default?", "デフォルトは？", of a thing the previous answer named): it stands as
 written and leans on the conversation only for retrieval (``app.advice.followup``); a clause ("置換を1回だけ
 試すモードは？") or a new thing with no slot of its kind in the previous question is not substituted, since
 nothing says which words it replaces; the previous answer type is not forced onto a turn left as written
@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from app.answer.question import cued_types, focus_entities
-from core.text import normalize
+from app.answer.question import cued_types, focus_entities, lexicon
+from core.text import content_tokens, normalize
 
 # "And X?", "What about X?", "How about for X?", "Same for X?", "And with X then?"
 _EN = re.compile(
@@ -59,7 +59,9 @@ _JA = re.compile(
 # The new "thing" must be a thing, not a clause that asks or states something of its own.
 _NOT_A_THING = re.compile(
     r"^(if|we|i|you|they|it|its|that|this|those|these|our|my|your|when|how|why|what|which|where|who|does|do|is|are|can)\b"
-    r"|\b(if|we|should|would|could|will|can|do|does|is|are|was|were)\b|何|どう|どの|どこ|いつ|いくつ|ます|たい|する|して",
+    r"|\b(if|we|should|would|could|will|can|do|does|is|are|was|were)\b|何|どう|どの|どこ|いつ|いくつ|ます|たい|する|して"
+    # a demonstrative points back into the conversation ("そのリリースの目玉機能は？": the release just named)
+    r"|それ|その|これ|この|あれ|あの",
     re.I,
 )
 _PLATFORM = re.compile(r"(?<![A-Za-z0-9])(slurm|kubernetes|k8s)(?![A-Za-z0-9])", re.I)
@@ -170,6 +172,11 @@ def reframe(question: str, previous: str, names: Collection[str] = (), last_thin
     aligned = _align(thing, previous)
     if aligned is not None:
         return aligned
+    if _only_a_kind_of_value(thing):
+        # "what about the default?" asks that value of what the previous question asked about, which its words
+        # describe and often only its answer names ("Which parameter sets …?"): the turn stands with the
+        # previous question beside it (``app.advice.followup``), not asked of a product named there
+        return None
     value_types = [t for t in cued_types(f"the {thing}" if thing.isascii() else thing) if t != "yes_no"]
     if value_types and len(thing.split()) <= 2:
         return _ask_value(thing, previous, names, ja=not question.isascii())
@@ -289,8 +296,23 @@ def _shape(identifier: str) -> str:
     return "path" if re.search(r"[./]", identifier) else "name"
 
 
+def _only_a_kind_of_value(thing: str) -> bool:
+    """Whether the thing is nothing but the cue of a kind of value ("the default", "default value",
+    "デフォルト"), not a thing that has one ("1.18以前のリリース")."""
+    lex = lexicon()
+    # the thing as a question asks it: "the default", "デフォルトは" (a Japanese value's cue needs its particle)
+    text = normalize(f"the {thing}" if thing.isascii() else f"{thing}は")
+    covered = [False] * len(text)
+    for name in lex.order:
+        for pattern in lex.types[name] if name != "yes_no" else ():
+            for m in pattern.finditer(text):
+                covered[m.start() : m.end()] = [True] * (m.end() - m.start())
+    rest = "".join(" " if hit else ch for ch, hit in zip(text, covered, strict=True))
+    return not content_tokens(rest)
+
+
 def _ask_value(thing: str, previous: str, names: Collection[str], ja: bool) -> str | None:
-    """ "What about the default?": the new value type asked of the previous question's subject."""
+    """ "1.18以前のリリースは？": a thing with a value of its own, asked of the previous question's subject."""
     subject = " ".join(focus_entities(previous, names))
     if not subject:
         return None
