@@ -5,7 +5,8 @@ asks the previous question again about that thing: the previous question is rewr
 subject put where its subject was, so its answer type, attribute and parts carry over. Where the new thing
 goes, in order: a product or platform replaces the previous product or platform alike; the other end of a
 scale replaces its opposite (in the previous question's language); a new identifier (``MaxJobCount``, any
-word typed as code) the previous identifier; a phrase the words it shares; a product's "XのY" the previous product's; the thing
+word typed as code) the previous identifier; a phrase the words it shares; a thing with a value of its own
+("1.18以前のリリース") is asked of the previous subject; a product's "XのY" the previous product's; the thing
 an earlier follow-up put in (a chain: "and Helm?", "And NCCL?"); what the previous question asks about its
 product ("3Dトーラス" over "Slurmのtreeトポロジ", never the value asked); an undocumented name the platform a
 product depends on. The rewrite works across languages: a name is the same word in both.
