@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from app.advice.fit import EVALS, Example, load_examples, situation_examples
 from app.advice.model import NONE, verdict_model
-from app.advice.reader import SituationReader, rules_for
+from app.advice.reader import SituationReader, rules_for, verdict_for
 from app.advice.verdict import build_verdict, is_selection_question
 from app.retrieval.snapshot import Snapshot
 from core.situation import Reading, Situation, facets, read
@@ -178,14 +178,12 @@ def _as_labelled(
 ) -> list[bool]:
     """Per first turn that asks for a platform: is the verdict of what was read the verdict its labelled facets
     give (the same rules and combiner)? A misread facet the decision does not turn on costs nothing here."""
-    model = verdict_model()
     hits = []
     for r in situations:
         if not r.asks or r.earlier or not r.facets:
             continue
-        rules = rules_for(r.lang, snap)
-        wanted = build_verdict(labelled_situation(r), rules, r.lang, always=True, model=model)
-        got = build_verdict(readings[_key(r)], rules, r.lang, always=True, model=model) if asks[_key(r)] else None
+        wanted = verdict_for(labelled_situation(r), r.lang, snap, always=True)
+        got = verdict_for(readings[_key(r)], r.lang, snap, always=True) if asks[_key(r)] else None
         hits.append(got is not None and wanted is not None and got.value == wanted.value)
     return hits
 

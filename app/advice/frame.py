@@ -304,10 +304,9 @@ def _only_a_kind_of_value(thing: str) -> bool:
     # the thing as a question asks it: "the default", "デフォルトは" (a Japanese value's cue needs its particle)
     text = normalize(f"the {thing}" if thing.isascii() else f"{thing}は")
     covered = [False] * len(text)
-    for name in lex.order:
-        for pattern in lex.types[name] if name != "yes_no" else ():
-            for m in pattern.finditer(text):
-                covered[m.start() : m.end()] = [True] * (m.end() - m.start())
+    for pattern in (p for name in lex.order if name != "yes_no" for p in lex.types[name]):
+        for m in pattern.finditer(text):
+            covered[m.start() : m.end()] = [True] * (m.end() - m.start())
     rest = "".join(" " if hit else ch for ch, hit in zip(text, covered, strict=True))
     return not content_tokens(rest)
 

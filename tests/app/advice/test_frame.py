@@ -90,15 +90,15 @@ def test_new_thing(question: str, thing: str | None) -> None:
             "What's the maximum Kubernetes version for Slinky?",
         ),
         # an identifier replaces the previous identifier
-        ("What is the default of MaxArraySize in slurm.conf?", "And MaxJobCount?", None),
+        (
+            "What is the default of MaxArraySize in slurm.conf?",
+            "And MaxJobCount?",
+            "What is the default of MaxJobCount in slurm.conf?",
+        ),
     ],
 )
-def test_reframe(previous: str, question: str, rewritten: str | None) -> None:
-    out = reframe(question, previous, NAMES)
-    if rewritten is not None:
-        assert out == rewritten
-    else:
-        assert out == "What is the default of MaxJobCount in slurm.conf?"
+def test_reframe(previous: str, question: str, rewritten: str) -> None:
+    assert reframe(question, previous, NAMES) == rewritten
 
 
 def test_reframe_needs_something_to_replace() -> None:
