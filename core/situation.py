@@ -49,6 +49,7 @@ class Facets:
     labels: dict[str, dict[str, str]]
     values: dict[str, dict[str, FacetValue]]
     deciding_order: tuple[str, ...]
+    counts_people: frozenset[str] = frozenset()  # facets whose model reads the number of people named
 
     def label(self, facet: str, value: str, language: str) -> str:
         return self.values[facet][value].label["ja" if language == "ja" else "en"]
@@ -77,7 +78,8 @@ def facets(path: Path = FACETS_PATH) -> Facets:
             )
             for value, spec in facet["values"].items()
         }
-    return Facets(tuple(values), labels, values, tuple(data["deciding_order"]))
+    counted = frozenset(name for name, facet in data["facets"].items() if facet.get("counts_people", False))
+    return Facets(tuple(values), labels, values, tuple(data["deciding_order"]), counted)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from app.advice.headcount import head_count
 from app.advice.verdict import choice_cues
 from app.answer.question import cued_types, focus_entities
 from core.scope import clause_negation, negation_mask
@@ -30,11 +31,16 @@ from core.text import content_tokens, normalize
 ValueScores = Callable[[str], Mapping[tuple[str, str], float]]
 
 _PER_VALUE = ("pos", "neg", "indifferent", "hedged", "conditional", "tagged", "last", "sim")
+# a number of people stated ("two admins", 「専任で5人」) and its size, for the facets that count people
+# (``counts_people`` in core/facets.toml): which sizes make a team small is fitted. Only there: other facets'
+# models picked up chance correlations with it.
+_HEADCOUNT = ("headcount", "headcount_log")
 
 
 def facet_feature_names(facet: str) -> list[str]:
     values = list(facets().values[facet])
-    return [f"{kind}:{v}" for v in values for kind in _PER_VALUE] + ["sim_gap", "cues_other_facets"]
+    counted = list(_HEADCOUNT) if facet in facets().counts_people else []
+    return [f"{kind}:{v}" for v in values for kind in _PER_VALUE] + ["sim_gap", "cues_other_facets", *counted]
 
 
 def _value_features(hits: Sequence[Candidate], value: str, last: Candidate | None) -> list[float]:
@@ -57,6 +63,8 @@ def facet_features(text: str, scores: ValueScores | None = None) -> dict[str, np
     """Per facet, its feature vector for ``text`` (in ``facet_feature_names`` order)."""
     defs = facets()
     found = candidates(text)
+    people = head_count(text)
+    counted = [float(people is not None), float(np.log1p(people or 0))]
     sims: dict[tuple[str, str], float] = {}
     if scores is not None:
         for clause in clauses(text):
@@ -74,6 +82,7 @@ def facet_features(text: str, scores: ValueScores | None = None) -> dict[str, np
             facet_sims.append(sim)
             row += [*_value_features(hits, v, last), sim]
         row += [abs(facet_sims[0] - facet_sims[1]), float(len({c.facet for c in found} - {facet}))]
+        row += counted if facet in defs.counts_people else []
         out[facet] = np.asarray(row, dtype=float)
     return out
 
