@@ -228,11 +228,11 @@ _REASON = re.compile(
     r"\b(why|reasons?|grounds|rationale|justif(y|ies|ied|ication)|cites?|cited)\b|理由|根拠|なぜ|何故|どうして|出典|引用",
     re.I,
 )
-# Anything asked or requested at all: a question mark, a question word, a request. A text without one states a
-# situation ("FYI, we're on-prem") and asks for nothing yet.
+# Anything asked or requested at all: a question mark, a question word (どう as well as how), a request ("Looking
+# for a recommendation."). A text without one states a situation ("FYI, we're on-prem") and asks for nothing yet.
 _REQUEST = re.compile(
-    r"[?？]|\b(which|what|how|should|recommend|suggest|advise|advice|pick|choose|tell me|help|thoughts|opinion)\b"
-    r"|教えて|ください|下さい|どれ|どっち|どちら|何|べき|おすすめ|お勧め|ですか|ますか|でしょうか|かな|か[。.]|か$|選",
+    r"[?？]|\b(which|what|how|should|recommend\w*|suggest\w*|advi[cs]e\w*|pick|choose|tell me|help|thoughts|opinion)\b"
+    r"|教えて|ください|下さい|どれ|どっち|どちら|どう|何|べき|おすすめ|お勧め|ですか|ますか|でしょうか|かな|か[。.]|か$|選",
     re.I,
 )
 _VALUE = {"api_version", "flag", "key", "default", "version", "date", "command", "quantity", "name"}

@@ -69,6 +69,10 @@ def test_selection_features_see_who_the_situation_is_and_whether_anything_is_ask
     assert _named("参考までに、うちはオンプレの固定クラスタで学習のみです。")["statement_only"] == 1
     assert _named("Recommend a platform for our on-prem racks")["statement_only"] == 0
     assert _named("オンプレで学習のみなので、おすすめを教えてください")["statement_only"] == 0
+    # a request as a noun, and どう (how) with no question mark
+    assert _named("Looking for a stack recommendation. Own racks, training only.")["statement_only"] == 0
+    assert _named("分散学習の基盤どうしよう。学習と推論は分けるつもり。")["statement_only"] == 0
+    assert _named("We're the advisory board's ML team, on-prem.")["statement_only"] == 1  # no advice asked
     # a follow-up that only states a fact adds it to the conversation's question
     assert _named("チームにHPC経験者はいないです。", followup=True)["statement_only"] == 0
 
