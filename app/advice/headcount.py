@@ -3,7 +3,8 @@
 A head count is evidence for the operations-team facet that no cue list can hold: the cues name a small team
 in words ("a handful", 「少人数」), but "two ppl operate everything" or 「インフラチームは専任で5人」 say it
 with a number, and which numbers make a team small is for the fitted model to learn, not for a list. The
-count is a feature of every facet model (``app.advice.features``); the facet models weigh it.
+count and its logarithm are features of the facet models marked ``counts_people`` in core/facets.toml
+(``app.advice.features``), which weigh them.
 
     >>> head_count("team of 2 runs the GPUs. which scheduler?")
     2
