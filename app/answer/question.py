@@ -161,14 +161,15 @@ _WH_ANY = re.compile(r"\b(which|what|how|when|where|who)\b|何|どの|どこ|ど
 
 
 def _asked_noun(clause: str, pattern: re.Pattern[str]) -> int:
-    """How directly a cue of this type is what the clause asks for: 3 when the cue is the question word
-    itself ("how often", "何台"), 2 right after one ("which … release") or ending a Japanese clause
-    ("…のapiVersionは？") unless that clause is a condition ("コストを下げたいなら？"), 1 in a wh- or existence
-    question that mentions it, 0 when only mentioned ("we want max utilisation", "the default scheduler")."""
+    """How directly a cue of this type is what the clause asks for: 3 when the cue is the clause's first
+    question word ("how often", "何台"; not the embedded "how long" of "which setting caps how long…"), 2
+    right after one ("which … release") or ending a Japanese clause ("…のapiVersionは？") unless that clause
+    is a condition ("コストを下げたいなら？"), 1 in a wh- or existence question that mentions it, 0 when only
+    mentioned ("we want max utilisation", "the default scheduler")."""
     norm = _ASIDE.sub("", normalize(clause))
     rank = 0
     for m in pattern.finditer(norm):
-        if m.group().startswith(_WH_START):
+        if m.group().startswith(_WH_START) and not _WH_ANY.search(norm[: m.start()]):
             return 3
         tail = norm[m.end() :]
         if _WH.search(norm[: m.start()]) or (not norm.isascii() and _JA_END.match(tail) and not _IF.search(tail)):

@@ -74,6 +74,22 @@ def test_a_measure_named_as_a_noun_is_asked_for_only_when_its_amount_is(question
     assert analyse(question, NAMES).answer_type == answer_type
 
 
+@pytest.mark.parametrize(
+    ("question", "answer_type"),
+    [
+        # the question word of an embedded clause ("cap how long…") is not what the question asks
+        ("Which setting lets the admin cap how long a job may wait?", "key"),
+        ("Which flag sets how often the scheduler runs?", "flag"),
+        ("How can an admin cap how long jobs wait for that?", "procedure"),
+        # the question's own question word still types it
+        ("How long does a job wait for its switches?", "quantity"),
+        ("And how often does the backfill scheduler run?", "quantity"),
+    ],
+)
+def test_only_the_first_question_word_of_a_clause_asks(question: str, answer_type: str) -> None:
+    assert analyse(question, NAMES).answer_type == answer_type
+
+
 def test_qualifiers_are_asked_and_must_be_stated() -> None:
     assert qualifiers_of("What is the maximum number of GPUs tested?") == ["limit"]
     assert qualifiers_of("デフォルトだと何秒？") == ["default", "time"]
