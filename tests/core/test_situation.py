@@ -25,6 +25,12 @@ from core.situation import Situation, clauses, cue_text, facets, read, read_as, 
         ("Our two-person ops team comes from classic HPC.", {"hpc_experience": "experienced", "ops_team": "small"}),
         ("社内にHPC文化があり、運用人員が少数です", {"hpc_experience": "experienced", "ops_team": "small"}),
         ("We want the fastest and cheapest training with high GPU utilisation.", {"priority": "training_speed_cost"}),
+        # the same priority in the other words each language uses for it
+        ("何よりもGPU稼働率を上げたい", {"priority": "training_speed_cost"}),
+        ("学習スループット重視です", {"priority": "training_speed_cost"}),
+        ("学習コスト最優先", {"priority": "training_speed_cost"}),
+        ("We just need training to be cheap.", {"priority": "training_speed_cost"}),
+        ("Cost is king for us, and GPU efficiency.", {"priority": "training_speed_cost"}),
         (
             "推論やマイクロサービスをCI/CDと一気通貫で統合したい",
             {"workload": "training_and_serving", "priority": "integration"},
