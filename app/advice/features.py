@@ -38,8 +38,9 @@ _HEADCOUNT = ("headcount", "headcount_log")
 
 
 def facet_feature_names(facet: str) -> list[str]:
-    values = list(facets().values[facet])
-    counted = list(_HEADCOUNT) if facet in facets().counts_people else []
+    defs = facets()
+    values = list(defs.values[facet])
+    counted = list(_HEADCOUNT) if facet in defs.counts_people else []
     return [f"{kind}:{v}" for v in values for kind in _PER_VALUE] + ["sim_gap", "cues_other_facets", *counted]
 
 

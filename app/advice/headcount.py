@@ -37,7 +37,7 @@ _NUMBER = r"(\d{1,3}|" + "|".join(sorted((re.escape(w) for w in _WORDS), key=len
 _PEOPLE = re.compile(
     r"(?<![a-z0-9])" + _NUMBER + r"(?:[- ](?:[a-z-]+ ){0,2}?|\s*)"
     r"(?:people|persons?|ppl|engineers?|admins?|sysadmins?|devs?|developers?|folks|members?|operators?|sres?|guys)\b"
-    r"|(?<![a-z0-9])" + _NUMBER + r"[- ]?(?:person|man|people)\b"
+    r"|(?<![a-z0-9])" + _NUMBER + r"[- ]?man\b"  # "a 3-man team"
     r"|\bteam of " + _NUMBER + r"(?![0-9])"
     r"|" + _NUMBER + r"\s*(?:人|名|り)(?![a-z0-9]|も)",  # 「一人も…ない」 is nobody
 )
