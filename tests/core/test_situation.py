@@ -25,6 +25,11 @@ from core.situation import Situation, clauses, cue_text, facets, read, read_as, 
         ("Our two-person ops team comes from classic HPC.", {"hpc_experience": "experienced", "ops_team": "small"}),
         ("社内にHPC文化があり、運用人員が少数です", {"hpc_experience": "experienced", "ops_team": "small"}),
         ("We want the fastest and cheapest training with high GPU utilisation.", {"priority": "training_speed_cost"}),
+        # a data centre of one's own by its abbreviation, and hardware owned
+        ("Specs: own DC, no cloud.", {"deployment": "on_prem"}),
+        ("自社DCで学習します", {"deployment": "on_prem"}),
+        ("We own the hardware.", {"deployment": "on_prem"}),
+        ("研究所のサーバ室にあります", {"deployment": "on_prem"}),
         # the same priority in the other words each language uses for it
         ("何よりもGPU稼働率を上げたい", {"priority": "training_speed_cost"}),
         ("学習スループット重視です", {"priority": "training_speed_cost"}),
