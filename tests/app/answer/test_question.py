@@ -84,6 +84,9 @@ def test_a_measure_named_as_a_noun_is_asked_for_only_when_its_amount_is(question
         # the question's own question word still types it
         ("How long does a job wait for its switches?", "quantity"),
         ("And how often does the backfill scheduler run?", "quantity"),
+        # "how do the …" asks how-to only of someone doing it: things that differ are no procedure
+        ("How do the Slurm and Kubernetes schedulers compare?", "comparison"),
+        ("How do the two schedulers differ?", "fact"),
     ],
 )
 def test_only_the_first_question_word_of_a_clause_asks(question: str, answer_type: str) -> None:
