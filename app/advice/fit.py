@@ -55,6 +55,9 @@ DENSE_WEIGHTS = (1.0, 3.0, 10.0)
 # cross-validated log-loss on train.
 TEXT_WEIGHTS = (0.1, 0.2, 0.3, 0.6, 1.0)
 MIN_DF = 3  # an n-gram is a feature when this many training texts have it (0: no vocabulary features)
+# A facet model's minimum probability (below it the facet reads "not stated"); 0 takes the likeliest value, and
+# a higher bar is kept only when its dev gain over 0 is outside the noise (``gain_low``)
+MIN_PROBABILITIES = (0.0, 0.45, 0.55, 0.65)
 FOLDS = 5  # C and the dense weight are chosen by cross-validated log-loss on train, never on dev accuracy
 
 
@@ -205,13 +208,12 @@ def fit_facets(
         )
         spec = _fit_linear(xt, yt, c, dense, weight)
         spec["dense_weight"] = weight
-        best: tuple[float, dict[str, Any]] | None = None
-        for threshold in (0.0, 0.45, 0.55, 0.65):
+        hits: dict[float, np.ndarray] = {}
+        for threshold in MIN_PROBABILITIES:
             spec["threshold"] = threshold
-            acc = float(np.mean([p == y for p, y in zip(_predict(spec, xd), yd, strict=True)]))
-            if best is None or acc > best[0] + 1e-9:
-                best = (acc, {**spec})
-        assert best is not None
+            hits[threshold] = np.asarray([p == y for p, y in zip(_predict(spec, xd), yd, strict=True)], dtype=float)
+        chosen = choose_min_probability(hits)
+        best = (float(hits[chosen].mean()), {**spec, "threshold": chosen})
         spec = best[1]
         spec["features"] = facet_feature_names(facet)
         train_acc = float(np.mean([p == y for p, y in zip(_predict(spec, xt), yt, strict=True)]))
@@ -252,6 +254,28 @@ def fit_negated(
     log.append(f"{'negated flag':15} C={spec['C']:<5} p>={spec['threshold']:.2f}  train F1 {train:.3f}  dev F1 {best[0]:.3f}"
                f"  (n={len(yt)}/{len(data['dev'])}, {sum(y == 'True' for y in yt)} negated in train)")  # fmt: skip
     return spec
+
+
+def choose_min_probability(hits: dict[float, np.ndarray]) -> float:
+    """The minimum probability whose dev hits are most (of ties, the lowest), kept only when its gain over 0 (the
+    likeliest value always) is outside the noise: a bar chosen on a handful of dev texts turned readings of
+    other writers' texts into "not stated"."""
+    best = max(hits, key=lambda t: (hits[t].mean(), -t))
+    return best if gain_low(hits[best], hits[0.0]) > 0 else 0.0
+
+
+def gain_low(a: np.ndarray, b: np.ndarray, rounds: int = 2000, seed: int = 7) -> float:
+    """The 2.5th percentile of the bootstrap distribution of mean(a − b), for per-item scores of two settings on
+    the same items: above 0 when ``a``'s gain over ``b`` is outside the noise.
+
+    >>> gain_low(np.ones(40), np.zeros(40)) > 0, gain_low(np.ones(40), np.r_[np.ones(39), 0.0]) > 0
+    (True, False)
+    """
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if not len(d):
+        return 0.0
+    rng = np.random.default_rng(seed)
+    return float(np.percentile(d[rng.integers(0, len(d), size=(rounds, len(d)))].mean(axis=1), 2.5))
 
 
 def _f1(predicted: list[bool], truth: list[bool]) -> float:
@@ -489,7 +513,8 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
         "case's situation labels its facets; the verdict combiner: the labelled situations' verdicts)",
         "chosen_on": "C and dense weight (asks-for-a-platform: C and the weight of the turn's embedding vector) by "
         "5-fold cross-validated log-loss on train; on split dev of the same "
-        "files: the minimum probability, the negated flag's threshold by F1, the asks-for-a-platform threshold, "
+        "files: the minimum probability (above 0 only where its gain over 0 is outside the noise), the negated flag's "
+        "threshold by F1, the asks-for-a-platform threshold, "
         "the verdict combiner's C",
         "embedder": embeddings.spec,
         "examples": {s: sum(1 for r in rows if r.split == s) for s in ("train", "dev")},

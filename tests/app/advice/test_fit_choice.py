@@ -61,3 +61,16 @@ def test_the_weight_of_an_embedding_block_is_chosen_by_cross_validation_on_train
     dev = [(row, bool(v)) for row, v in zip(x, y, strict=True)]
     _, spec = _choose_binary(x, labels, dev, (0.5,), _accuracy, dense=1, tails=(0.01, 1.0))
     assert spec["text_weight"] == 1.0
+
+
+def test_a_minimum_probability_is_kept_only_when_its_dev_gain_is_outside_the_noise() -> None:
+    from app.advice.fit import choose_min_probability
+
+    base = np.r_[np.ones(60), np.zeros(40)]
+    slightly = base.copy()
+    slightly[60:62] = 1  # two dev texts more: inside the noise
+    clearly = base.copy()
+    clearly[60:80] = 1  # twenty more, none lost
+    assert choose_min_probability({0.0: base, 0.55: slightly}) == 0.0
+    assert choose_min_probability({0.0: base, 0.45: clearly, 0.55: clearly}) == 0.45
+    assert choose_min_probability({0.0: base, 0.55: base}) == 0.0
