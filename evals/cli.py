@@ -3,7 +3,7 @@
     evals [--golden FILE] [--json] [--ablation] [--cache DIR] [--report-dir DIR]
           [--min-accuracy X] [--min-hit5 X] [--min-refusal-recall X]
     evals --feedback [FILE] [--golden FILE] [--report-dir DIR]  # ratings (database or FILE) as candidates
-    evals --situations dev|dev2|dev3|test|test2|test3 [--report-dir DIR]  # the situation reader on labelled text
+    evals --situations dev|dev2|dev3|dev4|test|test2|test3 [--report-dir DIR]  # the situation reader on labelled text
 
 Prints a table (to stderr with --json, which prints one JSON document to stdout), writes
 ``report.md`` and ``ablation.png`` to the report folder, and exits 1 when a --min-* threshold fails
@@ -65,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         "feedback database the settings name, or from FILE (JSON Lines, e.g. GET /api/feedback's export)",
     )  # fmt: skip
     parser.add_argument(
-        "--situations", choices=["train", "dev", "dev2", "dev3", "test", "test2", "test3"], metavar="SPLIT",
-        help="only report the situation reader on evals/situations.jsonl and evals/negation.jsonl (train, dev, dev2, dev3, test, test2 or test3)",
+        "--situations", choices=["train", "dev", "dev2", "dev3", "dev4", "test", "test2", "test3"], metavar="SPLIT",
+        help="only report the situation reader on evals/situations.jsonl and evals/negation.jsonl (train, dev, dev2, dev3, dev4, test, test2 or test3)",
     )  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return parser

@@ -2,7 +2,7 @@
 
 Reads ``evals/situations.jsonl``, ``evals/situations_unfitted.jsonl`` (labelled situations no model is fitted
 or chosen on: selection follow-ups, read with their conversation, and mixed experience statements) and
-``evals/negation.jsonl`` rows of one split (``dev``, ``dev2`` and ``dev3`` while choosing, ``dev2`` and ``dev3`` never by the fit;
+``evals/negation.jsonl`` rows of one split (``dev``, ``dev2``, ``dev3`` and ``dev4`` while choosing, ``dev2``, ``dev3`` and ``dev4`` never by the fit;
 ``test``, ``test2``, ``test3`` only to report)
 and reports, each with a 95 % bootstrap interval:
 - facet accuracy per facet (the value read, or "not stated", equals the label), and whole situations;

@@ -7,8 +7,8 @@ import json
 from app.advice.fit import EVALS
 from core.situation import facets
 
-SPLITS = {"train", "dev", "dev2", "dev3", "test", "test2", "test3"}
-CHOSEN = ("train", "dev", "dev2", "dev3")  # fitted on, or read while choosing
+SPLITS = {"train", "dev", "dev2", "dev3", "dev4", "test", "test2", "test3"}
+CHOSEN = ("train", "dev", "dev2", "dev3", "dev4")  # fitted on, or read while choosing
 FILES = ("situations.jsonl", "situations_unfitted.jsonl", "negation.jsonl")
 
 

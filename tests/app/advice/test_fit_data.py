@@ -33,12 +33,12 @@ def test_a_labelled_follow_up_keeps_its_conversation_and_the_conversations_verdi
     assert followup.facets["one_platform"] == "no" and followup.facets["deployment"] == NONE
 
 
-def test_the_fit_reads_train_and_dev_and_never_dev2_dev3_or_a_test_split(tmp_path: Path) -> None:
+def test_the_fit_reads_train_and_dev_and_never_a_later_dev_or_a_test_split(tmp_path: Path) -> None:
     rows = [
         {"id": f"s{i}", "text": f"text {split}", "lang": "en", "asks_platform": True, "split": split,
          "facets": {"deployment": "cloud"}, "negated": [], "verdict": None}
-        for i, split in enumerate(["train", "dev", "dev2", "dev3", "test", "test3"])
+        for i, split in enumerate(["train", "dev", "dev2", "dev3", "dev4", "test", "test3"])
     ]  # fmt: skip
     _write(tmp_path / "situations.jsonl", rows)
-    assert [r.split for r in load_examples(tmp_path)] == ["train", "dev", "dev2", "dev3", "test", "test3"]
+    assert [r.split for r in load_examples(tmp_path)] == ["train", "dev", "dev2", "dev3", "dev4", "test", "test3"]
     assert [r.text for r in fitting_rows(tmp_path)] == ["text train", "text dev"]
