@@ -56,7 +56,7 @@ DENSE_WEIGHTS = (1.0, 3.0, 10.0)
 TEXT_WEIGHTS = (0.1, 0.2, 0.3, 0.6, 1.0)
 MIN_DF = 3  # an n-gram is a feature when this many training texts have it (0: no vocabulary features)
 # A facet model's minimum probability (below it the facet reads "not stated"); 0 takes the likeliest value, and
-# a higher bar is kept only when its dev gain over 0 is outside the noise (``gain_low``)
+# a higher bar is kept only when its dev gain over 0 is outside the noise (``choose_min_probability``)
 MIN_PROBABILITIES = (0.0, 0.45, 0.55, 0.65)
 FOLDS = 5  # C and the dense weight are chosen by cross-validated log-loss on train, never on dev accuracy
 
@@ -212,12 +212,10 @@ def fit_facets(
         for threshold in MIN_PROBABILITIES:
             spec["threshold"] = threshold
             hits[threshold] = np.asarray([p == y for p, y in zip(_predict(spec, xd), yd, strict=True)], dtype=float)
-        chosen = choose_min_probability(hits)
-        best = (float(hits[chosen].mean()), {**spec, "threshold": chosen})
-        spec = best[1]
+        spec["threshold"] = choose_min_probability(hits)
         spec["features"] = facet_feature_names(facet)
         train_acc = float(np.mean([p == y for p, y in zip(_predict(spec, xt), yt, strict=True)]))
-        log.append(f"{facet:15} C={spec['C']:<5} w={spec['dense_weight']:<3} min p={spec['threshold']:.2f}  train {train_acc:.3f}  dev {best[0]:.3f}"
+        log.append(f"{facet:15} C={spec['C']:<5} w={spec['dense_weight']:<3} min p={spec['threshold']:.2f}  train {train_acc:.3f}  dev {hits[spec['threshold']].mean():.3f}"
                    f"  (n={len(yt)}/{len(yd)})")  # fmt: skip
         out[facet] = spec
     return out
