@@ -3,7 +3,7 @@
     python -m app.advice.fit                 # fit on split "train" (C by cross-validation), thresholds on "dev"
 
 Labelled data (``evals/``): ``situations.jsonl`` (text, facets, asks_platform, split; a follow-up turn also its
-``history``), ``negation.jsonl``
+``history``), ``situations_facets.jsonl`` (the same, for the facet models only), ``negation.jsonl``
 (text, facet, value, split: one facet's label per row), and the golden-format question sets of the train and
 dev splits (``evals/splits.toml``: a selection case's ``situation`` labels its facets, every case says whether
 it asks for a platform). The embedder is the configured one (its spec is written into the file). The
@@ -59,6 +59,10 @@ MIN_DF = 3  # an n-gram is a feature when this many training texts have it (0: n
 # a higher bar is kept only when its dev gain over 0 is outside the noise (``choose_min_probability``)
 MIN_PROBABILITIES = (0.0, 0.45, 0.55, 0.65)
 FOLDS = 5  # C and the dense weight are chosen by cross-validated log-loss on train, never on dev accuracy
+# Situations that teach the facet models and the negated flag, not asks-for-a-platform: texts that tell a long
+# situation before a factual question or ask for a choice as a yes/no about one platform. Fitted on, their
+# asks labels cost platform questions decisions on an unread split outside the noise (docs/evaluation.md).
+FACETS_ONLY = "situations_facets.jsonl"
 
 
 @dataclass
@@ -83,17 +87,19 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def situation_examples(path: Path) -> list[Example]:
+def situation_examples(path: Path, asks: bool = True) -> list[Example]:
     """A file of labelled situations: each text's own facets; a follow-up turn (``history``: the turns before
-    it) is labelled with what it states itself, and its verdict is its conversation's."""
+    it) is labelled with what it states itself, and its verdict is its conversation's. Without ``asks``, the
+    rows' asks-for-a-platform labels are left out (``FACETS_ONLY``)."""
     order = facets().order
     out: list[Example] = []
     for row in _jsonl(path):
         labels: dict[str, str | None] = {f: row["facets"].get(f, NONE) for f in order}
         out.append(
             Example(row["text"], row["split"], row.get("lang", "en"), labels, list(row.get("negated", [])),
-                    bool(row["asks_platform"]), earlier=list(row.get("history", [])), kind=row.get("kind", ""),
-                    source="situations", verdict=row.get("verdict") or row.get("conversation_verdict") or "")
+                    bool(row["asks_platform"]) if asks else None, earlier=list(row.get("history", [])),
+                    kind=row.get("kind", ""), source="situations",
+                    verdict=row.get("verdict") or row.get("conversation_verdict") or "")
         )  # fmt: skip
     return out
 
@@ -101,7 +107,7 @@ def situation_examples(path: Path) -> list[Example]:
 def load_examples(root: Path = EVALS) -> list[Example]:
     """Every labelled text the models are fitted and chosen on, with its split ("train" for the golden sets)."""
     order = facets().order
-    out = situation_examples(root / "situations.jsonl")
+    out = situation_examples(root / "situations.jsonl") + situation_examples(root / FACETS_ONLY, asks=False)
     for row in _jsonl(root / "negation.jsonl"):
         out.append(
             Example(row["text"], row["split"], row.get("lang", "en"), {row["facet"]: row["value"]},
@@ -506,9 +512,10 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
     log: list[str] = []
     model = {
         "produced_by": "python -m app.advice.fit",
-        "fitted_on": "split train of evals/situations.jsonl and evals/negation.jsonl (the negated flag: situations.jsonl "
-        "only, its negated lists) and of the question files in evals/splits.toml (asks-for-a-platform; a selection "
-        "case's situation labels its facets; the verdict combiner: the labelled situations' verdicts)",
+        "fitted_on": "split train of evals/situations.jsonl, evals/situations_facets.jsonl (facets and the negated "
+        "flag only) and evals/negation.jsonl (the negated flag: the situations' negated lists) and of the question "
+        "files in evals/splits.toml (asks-for-a-platform; a selection case's situation labels its facets; the "
+        "verdict combiner: the labelled situations' verdicts)",
         "chosen_on": "C and dense weight (asks-for-a-platform: C and the weight of the turn's embedding vector) by "
         "5-fold cross-validated log-loss on train; on split dev of the same "
         "files: the minimum probability (above 0 only where its gain over 0 is outside the noise), the negated flag's "

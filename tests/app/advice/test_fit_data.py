@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.advice.fit import fitting_rows, load_examples, situation_examples
+from app.advice.fit import FACETS_ONLY, fitting_rows, load_examples, situation_examples
 from app.advice.model import NONE
 
 
@@ -42,3 +42,19 @@ def test_the_fit_reads_train_and_dev_and_never_a_later_dev_or_a_test_split(tmp_p
     _write(tmp_path / "situations.jsonl", rows)
     assert [r.split for r in load_examples(tmp_path)] == ["train", "dev", "dev2", "dev3", "dev4", "test", "test3"]
     assert [r.text for r in fitting_rows(tmp_path)] == ["text train", "text dev"]
+
+
+def test_situations_written_for_the_facet_models_carry_no_asks_label_into_the_fit(tmp_path: Path) -> None:
+    row = {"id": "f1", "text": "On-prem, 16 fixed nodes, two part-time admins. Does Enroot need a daemon?", "lang": "en",
+           "asks_platform": False, "split": "train", "facets": {"deployment": "on_prem", "fleet": "fixed"},
+           "negated": [], "verdict": None}  # fmt: skip
+    _write(
+        tmp_path / "situations.jsonl",
+        [{**row, "id": "s1", "text": "Cloud, elastic. Which one?", "asks_platform": True}],
+    )
+    _write(tmp_path / FACETS_ONLY, [row])
+    fitted, facets_only = fitting_rows(tmp_path)
+    assert fitted.asks is True
+    # the facet labels are read; the asks-for-a-platform label is not
+    assert facets_only.text == row["text"] and facets_only.asks is None
+    assert facets_only.facets["fleet"] == "fixed" and facets_only.source == "situations"
