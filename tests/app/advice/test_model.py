@@ -195,10 +195,9 @@ def test_fit_verdict_learns_the_votes_and_chooses_c_on_dev() -> None:
 
 
 def test_the_shipped_reader_reads_a_role_split_and_a_concessive_clause() -> None:
+    # without the embedder's similarities; the Japanese role split is read with them (test_reader_real.py)
     fitted = model.load()
     assert fitted is not None
-    split = model.read("学習は既存のSlurmクラスタで回して、推論だけk8sでスケールさせたい", fitted)
-    assert split.values().get("one_platform") == "no"
     assert model.read("we also need to serve it, on a separate k8s cluster", fitted).values() == {
         "workload": "training_and_serving",
         "one_platform": "no",
