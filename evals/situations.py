@@ -95,6 +95,20 @@ def _row(label: str, hits: Sequence[bool]) -> str:
     return f"| {label} | {len(hits)} | {share:.3f} | {low:.3f}–{high:.3f} |"
 
 
+def asks_hits(
+    situations: list[Example], asks: dict[tuple[str, tuple[str, ...]], bool]
+) -> tuple[list[bool], list[bool], list[bool]]:
+    """Asks-for-a-platform right or wrong on the texts labelled for it (every text, the follow-ups), and whether
+    each text labelled as asking none got a decision. A text without the label (situations_facets.jsonl, which
+    only teaches the facet models) counts in neither."""
+    labelled = [r for r in situations if r.asks is not None]
+    return (
+        [asks[_key(r)] == r.asks for r in labelled],
+        [asks[_key(r)] == r.asks for r in labelled if r.earlier],
+        [asks[_key(r)] for r in labelled if r.asks is False],
+    )
+
+
 def report(split: str, reader: SituationReader, snap: Snapshot | None = None) -> str:
     """The Markdown tables for one split."""
     labelled = [*load_examples(), *situation_examples(EVALS / UNFITTED)]
@@ -120,14 +134,13 @@ def report(split: str, reader: SituationReader, snap: Snapshot | None = None) ->
         for group, hits in _groups(table, read_texts).items():
             lines.append(_row(f"negation table: {group}", hits))
         asks = {_key(r): rd.asks(r.text, r.earlier) for r in situations}
-        lines.append(_row("asks for a platform", [asks[_key(r)] == r.asks for r in situations]))
+        asks_right, followup_hits, factual = asks_hits(situations, asks)
+        lines.append(_row("asks for a platform", asks_right))
+        if followup_hits:
+            lines.append(_row("asks for a platform: follow-ups", followup_hits))
         followups = [r for r in situations if r.earlier]
-        if followups:
-            lines.append(_row("asks for a platform: follow-ups", [asks[_key(r)] == r.asks for r in followups]))
-        factual = [r for r in situations if not r.asks]
         lines.append(
-            f"| decisions on texts that ask none (verdict or situation request) | {len(factual)} | "
-            f"{sum(asks[_key(r)] for r in factual)} | |"
+            f"| decisions on texts that ask none (verdict or situation request) | {len(factual)} | {sum(factual)} | |"
         )
         if snap is not None:
             # a follow-up's verdict is its conversation's

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from app.advice.fit import EVALS
+from app.advice.fit import EVALS, FACETS_ONLY
 from core.situation import facets
 
 SPLITS = {"train", "dev", "dev2", "dev3", "dev4", "test", "test2", "test3"}
 CHOSEN = ("train", "dev", "dev2", "dev3", "dev4")  # fitted on, or read while choosing
-FILES = ("situations.jsonl", "situations_unfitted.jsonl", "situations_facets.jsonl", "negation.jsonl")
+FILES = ("situations.jsonl", "situations_unfitted.jsonl", FACETS_ONLY, "negation.jsonl")
 
 
 def _rows() -> list[dict[str, object]]:

@@ -10,7 +10,7 @@ from app.advice.fit import Example
 from core.contract import Rule
 from core.situation import Reading, Situation, read
 from evals import situations
-from evals.situations import Reader, _as_labelled, _key, _row, interval, paired
+from evals.situations import Reader, _as_labelled, _key, _row, asks_hits, interval, paired
 
 
 def test_interval_brackets_the_share_and_narrows_with_more_items() -> None:
@@ -50,6 +50,20 @@ def test_a_follow_up_is_read_with_the_turns_of_its_conversation_that_asked_for_a
     assert alone.conversation("and if we also serve it?", ["We also use the cloud for demos."]).values() == {
         "workload": "training_and_serving"
     }
+
+
+def test_asks_for_a_platform_is_measured_only_on_texts_labelled_for_it() -> None:
+    rows = [
+        Example("Which platform?", "train", asks=True),
+        Example("and with spot nodes?", "train", asks=True, earlier=["Which platform?"]),
+        Example("What does sbcast do?", "train", asks=False),
+        Example("On-prem, 16 nodes. Does Enroot need a daemon?", "train", asks=None),  # facets only
+    ]
+    asks = {_key(rows[0]): True, _key(rows[1]): False, _key(rows[2]): True, _key(rows[3]): True}
+    labelled, followups, factual = asks_hits(rows, asks)
+    assert labelled == [True, False, False]
+    assert followups == [False]
+    assert factual == [True]  # one decision on the one text labelled as asking none
 
 
 def test_a_measure_with_no_labelled_texts_prints_a_dash_not_nan() -> None:
