@@ -24,7 +24,7 @@ from typing import Any
 
 from app.models import Answer
 from core.settings import PROJECT_ROOT, Settings, settings_or_exit
-from evals.golden import GoldenError, load_golden, load_split, unknown_sources
+from evals.golden import SITUATION_SPLITS, GoldenError, load_golden, load_split, unknown_sources
 from evals.report import console_table, fmt, primary, to_json, write_report
 from evals.runner import SystemRun
 from ingest.store import IndexUnavailable
@@ -65,8 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
         "feedback database the settings name, or from FILE (JSON Lines, e.g. GET /api/feedback's export)",
     )  # fmt: skip
     parser.add_argument(
-        "--situations", choices=["train", "dev", "dev2", "dev3", "dev4", "test", "test2", "test3"], metavar="SPLIT",
-        help="only report the situation reader on evals/situations.jsonl and evals/negation.jsonl (train, dev, dev2, dev3, dev4, test, test2 or test3)",
+        "--situations", choices=SITUATION_SPLITS, metavar="SPLIT",
+        help="only report the situation reader on evals/situations.jsonl and evals/negation.jsonl "
+        f"({', '.join(SITUATION_SPLITS)})",
     )  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return parser

@@ -493,8 +493,8 @@ def _log_loss(spec: dict[str, Any], x: np.ndarray, y: list[str]) -> float:
 
 
 def fitting_rows(root: Path = EVALS) -> list[Example]:
-    """The labelled texts the models are fitted (train) and chosen (dev) on; ``dev2``, ``dev3``, ``dev4`` and the test splits are
-    only read by ``evals --situations``, so that a figure on them is not one the fit has seen."""
+    """The labelled texts the models are fitted (train) and chosen (dev) on; the other splits are only read by
+    ``evals --situations``, so that a figure on them is not one the fit has seen."""
     return [r for r in load_examples(root) if r.split in ("train", "dev")]
 
 

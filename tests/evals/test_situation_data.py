@@ -6,9 +6,10 @@ import json
 
 from app.advice.fit import EVALS, FACETS_ONLY
 from core.situation import facets
+from evals.golden import SITUATION_SPLITS
 
-SPLITS = {"train", "dev", "dev2", "dev3", "dev4", "test", "test2", "test3"}
-CHOSEN = ("train", "dev", "dev2", "dev3", "dev4")  # fitted on, or read while choosing
+SPLITS = set(SITUATION_SPLITS)
+CHOSEN = tuple(s for s in SITUATION_SPLITS if not s.startswith("test"))  # fitted on, or read while choosing
 FILES = ("situations.jsonl", "situations_unfitted.jsonl", FACETS_ONLY, "negation.jsonl")
 
 
