@@ -10,7 +10,8 @@ it asks for a platform). The embedder is the configured one (its spec is written
 verdict combiner reads the index's rules (run ``ingest`` first) and the labelled situations' verdicts.
 
 Deliberately left out: the test split (``evals situations`` reads it once, to report),
-``situations_unfitted.jsonl`` (labelled situations that only measure the reader; see docs/evaluation.md) and
+``situations_unfitted.jsonl`` and ``situations_asks.jsonl`` (labelled situations that only measure the reader; see
+docs/evaluation.md) and
 pickles: the file holds names, means, scales, coefficients and thresholds, as JSON.
 """
 
@@ -63,6 +64,10 @@ FOLDS = 5  # C and the dense weight are chosen by cross-validated log-loss on tr
 # situation before a factual question or ask for a choice as a yes/no about one platform. Fitted on, their
 # asks labels cost platform questions decisions on an unread split outside the noise (docs/evaluation.md).
 FACETS_ONLY = "situations_facets.jsonl"
+# Situations written to measure asks-for-a-platform (split dev5, never fitted): the asker's situation with a platform
+# asked of the article's recommendation, or with a factual question about the article; what a document
+# recommends for someone else; requests for anything but a platform; tips for using one tool.
+ASKS_DEV = "situations_asks.jsonl"
 
 
 @dataclass
@@ -108,6 +113,7 @@ def load_examples(root: Path = EVALS) -> list[Example]:
     """Every labelled text the models are fitted and chosen on, with its split ("train" for the golden sets)."""
     order = facets().order
     out = situation_examples(root / "situations.jsonl") + situation_examples(root / FACETS_ONLY, asks=False)
+    out += situation_examples(root / ASKS_DEV)
     for row in _jsonl(root / "negation.jsonl"):
         out.append(
             Example(row["text"], row["split"], row.get("lang", "en"), {row["facet"]: row["value"]},

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from app.advice.fit import EVALS, FACETS_ONLY
+from app.advice.fit import ASKS_DEV, EVALS, FACETS_ONLY
 from core.situation import facets
 from evals.golden import SITUATION_SPLITS
 
 SPLITS = set(SITUATION_SPLITS)
 CHOSEN = tuple(s for s in SITUATION_SPLITS if not s.startswith("test"))  # fitted on, or read while choosing
-FILES = ("situations.jsonl", "situations_unfitted.jsonl", FACETS_ONLY, "negation.jsonl")
+FILES = ("situations.jsonl", "situations_unfitted.jsonl", FACETS_ONLY, ASKS_DEV, "negation.jsonl")
 
 
 def _rows() -> list[dict[str, object]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.advice.fit import FACETS_ONLY, fitting_rows, load_examples, situation_examples
+from app.advice.fit import ASKS_DEV, FACETS_ONLY, fitting_rows, load_examples, situation_examples
 from app.advice.model import NONE
 
 
@@ -58,3 +58,11 @@ def test_situations_written_for_the_facet_models_carry_no_asks_label_into_the_fi
     # the facet labels are read; the asks-for-a-platform label is not
     assert facets_only.text == row["text"] and facets_only.asks is None
     assert facets_only.facets["fleet"] == "fixed" and facets_only.source == "situations"
+
+
+def test_situations_written_to_measure_asks_are_read_but_never_fitted(tmp_path: Path) -> None:
+    row = {"id": "a1", "text": "Going by the article's table, which one for our on-prem racks?", "lang": "en",
+           "asks_platform": True, "split": "dev5", "facets": {"deployment": "on_prem"}, "negated": [], "verdict": None}  # fmt: skip
+    _write(tmp_path / ASKS_DEV, [row])
+    assert [(r.split, r.asks) for r in load_examples(tmp_path)] == [("dev5", True)]
+    assert fitting_rows(tmp_path) == []
