@@ -96,6 +96,13 @@ def _row(label: str, hits: Sequence[bool]) -> str:
     return f"| {label} | {len(hits)} | {share:.3f} | {low:.3f}–{high:.3f} |"
 
 
+def _paired_row(label: str, a: Sequence[bool], b: Sequence[bool]) -> str:
+    if not a:  # no labelled texts for this measure on the split (dev4 and dev5 have no negation table)
+        return f"| {label} | — | |"
+    diff, low, high = paired(a, b)
+    return f"| {label} | {diff:+.3f} | {low:+.3f}–{high:+.3f} |"
+
+
 def asks_hits(
     situations: list[Example], asks: dict[tuple[str, tuple[str, ...]], bool]
 ) -> tuple[list[bool], list[bool], list[bool]]:
@@ -161,15 +168,13 @@ def report(split: str, reader: SituationReader, snap: Snapshot | None = None) ->
     fitted, baseline = kept["fitted"], kept["cue baseline"]
     lines += ["### fitted − cue baseline (paired)", "", "| measure | difference | 95 % interval |", "|---|---:|---:|"]
     for measure in ("whole situation", "negation table", "verdict of the labelled facets"):
-        if measure not in fitted:
-            continue
-        diff, low, high = paired(fitted[measure], baseline[measure])
-        lines.append(f"| {measure} | {diff:+.3f} | {low:+.3f}–{high:+.3f} |")
+        if measure in fitted:
+            lines.append(_paired_row(measure, fitted[measure], baseline[measure]))
     if fitted.get("selection verdicts"):
-        diff, low, high = paired(fitted["selection verdicts"], fitted["selection verdicts, table alone"])
         lines += ["", "### fitted verdict combiner − verdict table (paired, fitted reader)", "",
                   "| measure | difference | 95 % interval |", "|---|---:|---:|",
-                  f"| selection verdicts | {diff:+.3f} | {low:+.3f}–{high:+.3f} |"]  # fmt: skip
+                  _paired_row("selection verdicts", fitted["selection verdicts"],
+                              fitted["selection verdicts, table alone"])]  # fmt: skip
     return "\n".join(lines)
 
 

@@ -10,9 +10,8 @@ it asks for a platform). The embedder is the configured one (its spec is written
 verdict combiner reads the index's rules (run ``ingest`` first) and the labelled situations' verdicts.
 
 Deliberately left out: the test split (``evals situations`` reads it once, to report),
-``situations_unfitted.jsonl`` and ``situations_asks.jsonl`` (labelled situations that only measure the reader; see
-docs/evaluation.md) and
-pickles: the file holds names, means, scales, coefficients and thresholds, as JSON.
+``situations_unfitted.jsonl`` and ``situations_asks.jsonl`` (labelled situations that only measure the reader;
+see docs/evaluation.md) and pickles: the file holds names, means, scales, coefficients and thresholds, as JSON.
 """
 
 from __future__ import annotations
@@ -112,8 +111,11 @@ def situation_examples(path: Path, asks: bool = True) -> list[Example]:
 def load_examples(root: Path = EVALS) -> list[Example]:
     """Every labelled text the models are fitted and chosen on, with its split ("train" for the golden sets)."""
     order = facets().order
-    out = situation_examples(root / "situations.jsonl") + situation_examples(root / FACETS_ONLY, asks=False)
-    out += situation_examples(root / ASKS_DEV)
+    out = [
+        *situation_examples(root / "situations.jsonl"),
+        *situation_examples(root / FACETS_ONLY, asks=False),
+        *situation_examples(root / ASKS_DEV),
+    ]
     for row in _jsonl(root / "negation.jsonl"):
         out.append(
             Example(row["text"], row["split"], row.get("lang", "en"), {row["facet"]: row["value"]},

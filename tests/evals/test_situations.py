@@ -10,7 +10,7 @@ from app.advice.fit import Example
 from core.contract import Rule
 from core.situation import Reading, Situation, read
 from evals import situations
-from evals.situations import Reader, _as_labelled, _key, _row, asks_hits, interval, paired
+from evals.situations import Reader, _as_labelled, _key, _paired_row, _row, asks_hits, interval, paired
 
 
 def test_interval_brackets_the_share_and_narrows_with_more_items() -> None:
@@ -69,6 +69,8 @@ def test_asks_for_a_platform_is_measured_only_on_texts_labelled_for_it() -> None
 def test_a_measure_with_no_labelled_texts_prints_a_dash_not_nan() -> None:
     assert _row("selection verdicts", []) == "| selection verdicts | 0 | — | |"
     assert "nan" not in _row("whole situation", [True, False])
+    assert _paired_row("negation table", [], []) == "| negation table | — | |"
+    assert _paired_row("whole situation", [True, True], [False, True]).startswith("| whole situation | +0.500 |")
 
 
 def test_doctests() -> None:
