@@ -186,7 +186,8 @@ class Advisor:
         unit with its features (``evals.fit`` labels and fits on these)."""
         text, language, snap, turn, query, passages = self._prepare(question, history, None, "hybrid", {})
         r = self._decide(turn, query, language, passages, snap)
-        return Inspection(text, language, passages, r, self._candidates(r, turn, query, language, passages, snap))
+        cands = self._candidates(r, turn, query, language, passages, snap)
+        return Inspection(text, language, passages, r, cands, bool(turn.context))
 
     def _choose(
         self, r: _Reading, turn: Resolved, query: str, language: str, passages: list[Passage], snap: Snapshot
@@ -197,7 +198,7 @@ class Advisor:
         cands = self._candidates(r, turn, query, language, passages, snap)
         return choose(
             self.selector, cands, r.typed, r.queries, typed_text(turn, query), len(r.missing), r.support,
-            r.decision.text is None, r.located, asks_housekeeping(turn.focus),
+            r.decision.text is None, r.located, asks_housekeeping(turn.focus), bool(turn.context),
         )  # fmt: skip
 
     def _candidates(
@@ -497,6 +498,7 @@ class Inspection:
     passages: list[Passage]
     reading: _Reading
     candidates: Candidates
+    leans: bool = False  # the turn leans on an earlier question (the answerable model reads it)
 
 
 def typed_text(turn: Resolved, query: str) -> str:

@@ -80,6 +80,7 @@ class CaseData:
     support: float = 0.0
     rules_answer: bool = False
     missing: int = 0
+    leans: bool = False  # the question leans on an earlier one (a follow-up)
 
 
 def _norm(text: str) -> str:
@@ -125,7 +126,7 @@ def collect(cases: list[GoldenCase], progress: bool = True) -> list[CaseData]:
             case.id, case.refuse, cands.matrix, np.asarray([float(bool(g)) for g in groups]), groups,
             len(case.must_include), part_types=[q.part.answer_type for q in r.queries],
             support=r.support,
-            rules_answer=r.decision.text is None, missing=len(r.missing),
+            rules_answer=r.decision.text is None, missing=len(r.missing), leans=seen.leans,
         )  # fmt: skip
         for i, query in enumerate(r.queries):
             if query.part.answer_type not in VALUE_TYPES or not units:
@@ -256,7 +257,7 @@ def answerable_rows(
             kept, rows = value_rows(spans, p[i], d.part_types[i])
             if kept:
                 best_value = max(best_value, float(value(rows).max()))
-        row = answerable_features(p, d.matrix, d.part_types, best_value, d.missing, d.support, d.rules_answer)
+        row = answerable_features(p, d.matrix, d.part_types, best_value, d.missing, d.support, d.rules_answer, d.leans)
         xs.append(row)
         ys.append(float(not d.refuse))
     return np.asarray(xs), np.asarray(ys)

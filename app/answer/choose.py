@@ -49,6 +49,7 @@ def choose(
     rules_answer: bool,
     located: Sequence[Located] = (),
     housekeeping_ok: bool = False,
+    leans: bool = False,
 ) -> Choice:
     check_features(selector, FEATURES)
     probs = part_probabilities(cands, selector.unit_probability)
@@ -57,7 +58,7 @@ def choose(
     confidence = min((c.probability for c in choices if c.probability >= selector.value.threshold), default=1.0)
     best_value = max((c.probability for c in choices), default=0.0)
     part_types = [q.part.answer_type for q in queries]
-    row = answerable_features(probs, cands.matrix, part_types, best_value, missing, support, rules_answer)
+    row = answerable_features(probs, cands.matrix, part_types, best_value, missing, support, rules_answer, leans)
     answerable = float(selector.answerable.probability(row[None, :])[0])
     first = [cands.units.index(loc.unit) for loc in shown]
     chosen = {c.part for c in choices}

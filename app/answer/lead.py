@@ -42,7 +42,7 @@ _TOP_UNIT_COLUMNS = [COLUMN[name] for name in _TOP_UNIT]
 _QUESTION_TYPE_COLUMNS = [COLUMN[name] for name in _QUESTION_TYPES]
 ANSWERABLE_FEATURES = (
     "p_max", "p_top3", "p_value", "value_parts", "missing_share", "support", "rules_answer", "units", "quoted_parts",
-    *_QUESTION_TYPES, *(f"top_{name}" for name in _TOP_UNIT),
+    *_QUESTION_TYPES, *(f"top_{name}" for name in _TOP_UNIT), "leans",
 )  # fmt: skip
 MAX_QUOTES = 7  # the lead and what is folded under it
 _HOUSEKEEPING = COLUMN["housekeeping"]
@@ -95,11 +95,13 @@ def answerable_features(
     missing: int,
     support: float,
     rules_answer: bool,
+    leans: bool = False,
 ) -> Matrix:
     """What the answerable model reads: the best unit probabilities, the best value's, how many value parts the
     question has and how many of them the value detectors found nothing for, the retrieval support, whether
-    the rules would answer, the question's answer type, and what each part's best unit holds of it
-    (``matrix``: the candidates' feature rows, parts × units × ``FEATURES``)."""
+    the rules would answer, the question's answer type, what each part's best unit holds of it (``matrix``: the
+    candidates' feature rows, parts × units × ``FEATURES``), and whether the turn leans on an earlier question
+    (a follow-up's own words name little of what its units hold: "and when was it published?")."""
     units = matrix.shape[1]
     best = np.max(np.stack(probs), axis=0) if probs and units else np.zeros(0)
     if units:
@@ -124,6 +126,7 @@ def answerable_features(
             float(quoted),
             *asked,
             *held,
+            float(leans),
         ]
     )
 

@@ -409,6 +409,12 @@ def test_units_are_compared_with_the_question_through_the_vectors_ingest_stored(
     assert matrix[0, :, FEATURES.index("udense")].max() > 0.1
 
 
+def test_inspect_says_whether_the_turn_leans_on_an_earlier_question(advisor: Advisor) -> None:
+    earlier = [Turn(role="user", content="What is the default value of PriorityWeightAge?")]
+    assert advisor.inspect("And its maximum?", earlier).leans
+    assert not advisor.inspect("What is the default value of PriorityWeightAge?").leans
+
+
 def test_a_parts_attribute_carries_the_glosses_of_the_compounds_in_its_text(advisor: Advisor) -> None:
     # "読み取り専用" is read word by word as 読み取る + 専用; the compound means "read-only"
     seen = advisor.inspect("読み取り専用にするオプションは？")

@@ -236,6 +236,9 @@ def test_answerable_features_read_the_question_type_and_each_parts_best_unit() -
     assert row["q_default"] == 1.0 and row["q_version"] == 0.0
     assert row["top_p_keys"] == 0.5 and row["top_p_attr"] == 0.5  # averaged over the parts' best units
     assert row["p_max"] == 0.8 and row["rules_answer"] == 1.0
+    assert row["leans"] == 0.0  # a question that stands alone
+    follow_up = answerable_features(probs, matrix, ["default", "default"], 0.4, 0, 0.5, True, leans=True)
+    assert dict(zip(ANSWERABLE_FEATURES, follow_up, strict=True))["leans"] == 1.0
     # no units: the features are there, all zero
     empty = answerable_features([np.zeros(0)], np.zeros((1, 0, len(FEATURES))), ["default"], 0.0, 1, 0.0, False)
     assert len(empty) == len(ANSWERABLE_FEATURES) and not empty[9:].any()
