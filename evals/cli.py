@@ -3,7 +3,7 @@
     evals [--golden FILE] [--json] [--ablation] [--cache DIR] [--report-dir DIR]
           [--min-accuracy X] [--min-hit5 X] [--min-refusal-recall X]
     evals --feedback [FILE] [--golden FILE] [--report-dir DIR]  # ratings (database or FILE) as candidates
-    evals --situations dev|dev2|dev3|dev4|test|test2|test3 [--report-dir DIR]  # the situation reader on labelled text
+    evals --situations dev|dev2|dev3|dev4|dev5|test|test2|test3 [--through-advisor] [--report-dir DIR]  # the situation reader
 
 Prints a table (to stderr with --json, which prints one JSON document to stdout), writes
 ``report.md`` and ``ablation.png`` to the report folder, and exits 1 when a --min-* threshold fails
@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="only report the situation reader on evals/situations.jsonl and evals/negation.jsonl "
         f"({', '.join(SITUATION_SPLITS)})",
     )  # fmt: skip
+    parser.add_argument(
+        "--through-advisor", action="store_true",
+        help="with --situations: also ask the whole advisor each first turn (does a platform question get a decision?)",
+    )  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return parser
 
@@ -131,10 +135,11 @@ def import_feedback(feedback: Path, golden: Path, report_dir: Path, settings: Se
     return 0
 
 
-def situations_report(split: str, settings: Settings, report_dir: Path) -> int:
-    """The situation reader's tables for one split, printed and written to ``situations-SPLIT.md``."""
+def situations_report(split: str, settings: Settings, report_dir: Path, through_advisor: bool = False) -> int:
+    """The situation reader's tables for one split, printed and written to ``situations-SPLIT.md``; with
+    ``through_advisor``, also the whole advisor's decisions on the split's first turns."""
     from app.pipeline import Advisor
-    from evals.situations import report
+    from evals.situations import advisor_report, report
 
     advisor = Advisor(settings)
     try:
@@ -142,6 +147,13 @@ def situations_report(split: str, settings: Settings, report_dir: Path) -> int:
     except IndexUnavailable:
         snap = None  # facets and the negation table need no index; verdicts do
     text = report(split, advisor.reader, snap)
+    if through_advisor and snap is not None:
+
+        def decides(question: str) -> bool:
+            answer = advisor.ask(question)
+            return bool(answer.verdict or answer.needs)
+
+        text += "\n" + advisor_report(split, decides)
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / f"situations-{split}.md"
     path.write_text(text + "\n", encoding="utf-8")
@@ -199,7 +211,7 @@ def main(argv: list[str] | None = None, settings: Settings | None = None) -> int
         return import_feedback(args.feedback, args.golden, args.report_dir, settings)
     settings = settings or settings_or_exit("evals")
     if args.situations:
-        return situations_report(args.situations, settings, args.report_dir)
+        return situations_report(args.situations, settings, args.report_dir, args.through_advisor)
     try:
         runs = run(args, settings)
     except GoldenError as exc:

@@ -10,6 +10,8 @@ and reports, each with a 95 % bootstrap interval:
 - negated facets flagged as negated (``verdict_detail`` shows them);
 - asks-for-a-platform accuracy, and platform decisions (verdict or situation request) on texts that ask none;
 - the negation table: the facet value each phrasing must give, by language and kind;
+- with ``--through-advisor``, the whole advisor on the first turns: whether a platform question's answer is a
+  decision (verdict or situation request) and a text that asks none gets none;
 - selection verdicts, against the index's rules: against each text's labelled verdict, and against the verdict
   its labelled facets give under the same rules (so every situation that asks for a platform measures how
   often a misread facet changes the decision, also on splits whose writers gave no verdict);
@@ -115,6 +117,29 @@ def asks_hits(
         [asks[_key(r)] == r.asks for r in labelled if r.earlier],
         [asks[_key(r)] for r in labelled if r.asks is False],
     )
+
+
+def whole_advisor_hits(situations: Sequence[Example], decides: Callable[[str], bool]) -> tuple[list[bool], list[bool]]:
+    """Through the whole advisor (``decides``: whether its answer to a text ends in a verdict or a request for the
+    situation), each first turn labelled as asking for a platform decided, and each labelled as asking none left
+    undecided. The reader can say a text asks for a platform while the answer step still reads it as a question
+    for a value and refuses it; only the whole advisor shows that."""
+    first = [r for r in situations if r.asks is not None and not r.earlier]
+    decided = {r.text: decides(r.text) for r in first}
+    return [decided[r.text] for r in first if r.asks], [not decided[r.text] for r in first if not r.asks]
+
+
+def advisor_report(split: str, decides: Callable[[str], bool]) -> str:
+    """The Markdown table of ``whole_advisor_hits`` for one split."""
+    labelled = [*load_examples(), *situation_examples(EVALS / UNFITTED)]
+    situations = [r for r in labelled if r.split == split and r.source == "situations"]
+    platform, none = whole_advisor_hits(situations, decides)
+    return "\n".join([
+        "### the whole advisor (first turns, `--through-advisor`)", "",
+        "| measure | n | accuracy | 95 % interval |", "|---|---:|---:|---:|",
+        _row("platform questions whose answer is a decision", platform),
+        _row("texts that ask none whose answer is no decision", none), "",
+    ])  # fmt: skip
 
 
 def report(split: str, reader: SituationReader, snap: Snapshot | None = None) -> str:

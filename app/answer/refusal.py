@@ -213,6 +213,12 @@ _QUOTED_PARTS = frozenset(["procedure", "reason", "list", "comparison"])
 _MEASURES = frozenset(["quantity", "date", "default"])
 
 
+def _asking(text: str) -> str:
+    """The sentences of ``text`` that do not end as a statement does (a full stop): what it asks."""
+    sentences = re.split(r"(?<=[。！？!?])\s*|(?<=\.)\s+", text.strip())
+    return " ".join(s for s in sentences if s and not s.rstrip().endswith((".", "。", "!", "！")))
+
+
 def decide(
     query: str,
     language: str,
@@ -240,9 +246,13 @@ def decide(
     figure = asks_for_figure(query) or bool(value_parts)
     if figure:
         unknown = [*unknown, *unknown_measures(query, vocabulary)]
-    compared = compared_unknowns(query, unknown)
-    if len(unknown) >= 2 and _CHOICE.search(query):
-        compared = list(unknown)  # a choice between things the documents never mention
+    # a platform question's situation may name what the team used before ("ex-LSF admins", "we deploy with
+    # ArgoCD."): only the sentences that ask can compare a platform with something the documents never mention
+    asked = _asking(query) if situation else query
+    unknown_asked = [u for u in unknown if u.lower() in asked.lower()] if situation else unknown
+    compared = compared_unknowns(asked, unknown_asked)
+    if len(unknown_asked) >= 2 and _CHOICE.search(asked):
+        compared = list(unknown_asked)  # a choice between things the documents never mention
     if compared:
         return Decision(refusal_text(language, as_written(query, compared)), firm=True)
     if situation:

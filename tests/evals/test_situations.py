@@ -10,7 +10,17 @@ from app.advice.fit import Example
 from core.contract import Rule
 from core.situation import Reading, Situation, read
 from evals import situations
-from evals.situations import Reader, _as_labelled, _key, _paired_row, _row, asks_hits, interval, paired
+from evals.situations import (
+    Reader,
+    _as_labelled,
+    _key,
+    _paired_row,
+    _row,
+    asks_hits,
+    interval,
+    paired,
+    whole_advisor_hits,
+)
 
 
 def test_interval_brackets_the_share_and_narrows_with_more_items() -> None:
@@ -107,3 +117,23 @@ def test_a_misread_facet_costs_only_where_the_decision_turns_on_it() -> None:
     assert _as_labelled([on_prem, cloud, factual], readings, asks, snap) == [True, False]
     # a text read as asking for nothing gets no verdict, which is never the labelled one
     assert _as_labelled([on_prem], readings, {**asks, _key(on_prem): False}, snap) == [False]
+
+
+def test_the_whole_advisor_is_read_on_first_turns_labelled_for_asks() -> None:
+    rows = [
+        Example("Slurm or K8s for us?", "dev2", asks=True),
+        Example("On-prem, 16 nodes. Which one?", "dev2", asks=True),
+        Example("Recommend a hotel near Kyoto?", "dev2", asks=False),
+        Example("And on the cloud?", "dev2", asks=True, earlier=["Slurm or K8s for us?"]),  # a follow-up: left out
+        Example("64 GPUs, fixed.", "dev2", asks=None),  # not labelled for asks: left out
+    ]
+    asked: list[str] = []
+
+    def decides(text: str) -> bool:
+        asked.append(text)
+        return "Which" in text or "hotel" in text
+
+    platform, none = whole_advisor_hits(rows, decides)
+    assert platform == [False, True]  # the first platform question ended without a decision
+    assert none == [False]  # the hotel request got one
+    assert asked == [r.text for r in rows[:3]]

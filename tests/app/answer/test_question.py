@@ -56,6 +56,17 @@ def test_a_value_clause_outranks_a_selection_reading() -> None:
     assert analyse("Kueueのコストは？", NAMES, selection=True).answer_type == "quantity"
 
 
+def test_a_clause_that_states_a_value_word_leaves_the_selection_reading() -> None:
+    # "スループット重視。" states what matters (a full stop), it asks for no amount
+    stated = "推論はやらない。オンプレ、専任の運用チームあり、スループット重視。どっち？"
+    assert analyse(stated, NAMES, selection=True).answer_type == "selection"
+    # the same words asked stay a value question
+    assert (
+        analyse("オンプレで専任の運用チームあり。スループットはどれくらい？", NAMES, selection=True).answer_type
+        == "quantity"
+    )
+
+
 @pytest.mark.parametrize(
     ("question", "answer_type"),
     [

@@ -10,6 +10,7 @@ from app.answer.refusal import (
     as_written,
     asks_for_figure,
     compared_unknowns,
+    decide,
     refusal_text,
     should_refuse,
     unknown_names,
@@ -65,6 +66,17 @@ def test_should_refuse_thresholds() -> None:
 )
 def test_compared_unknowns(question: str, unknown: list[str], compared: list[str]) -> None:
     assert compared_unknowns(question, unknown) == compared
+
+
+def test_a_platform_question_may_name_unknown_tools_in_the_situation_it_states() -> None:
+    stated = "Our admins ran PBS and Slurm for years. We have 16 GPUs, fixed. Slurm or Kubernetes?"
+    assert decide(stated, "en", 1.0, VOCAB, situation=True).text is None  # the verdict table answers it
+    # asked, the same comparison is still refused, naming what the documents never mention
+    asked = "We have 16 GPUs, fixed. Should we pick PBS or Slurm?"
+    refused = decide(asked, "en", 1.0, VOCAB, situation=True)
+    assert refused.firm and refused.text is not None and "PBS" in refused.text
+    # without a situation read, a statement's comparison is refused as before
+    assert decide(stated, "en", 1.0, VOCAB).firm
 
 
 def test_comparison_with_an_unknown_platform_is_refused_however_strong_the_support() -> None:
