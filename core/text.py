@@ -58,6 +58,11 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+def ends_as_statement(text: str) -> bool:
+    """Whether ``text`` ends as a statement does (a full stop), not as a question: "スループット重視。"."""
+    return normalize(text).rstrip().endswith((".", "。", "!"))
+
+
 def _stem(word: str) -> str:
     """Tiny English suffix stripper: enough to match 'schedulers'/'scheduler', 'nodes'/'node'."""
     if len(word) > 4 and word.endswith("ies"):

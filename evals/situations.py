@@ -129,10 +129,15 @@ def whole_advisor_hits(situations: Sequence[Example], decides: Callable[[str], b
     return [decided[r.text] for r in first if r.asks], [not decided[r.text] for r in first if not r.asks]
 
 
+def split_rows(split: str) -> list[Example]:
+    """The labelled situations and negation phrasings of one split (situations_unfitted.jsonl's too)."""
+    labelled = [*load_examples(), *situation_examples(EVALS / UNFITTED)]
+    return [r for r in labelled if r.split == split and r.source in ("situations", "negation")]
+
+
 def advisor_report(split: str, decides: Callable[[str], bool]) -> str:
     """The Markdown table of ``whole_advisor_hits`` for one split."""
-    labelled = [*load_examples(), *situation_examples(EVALS / UNFITTED)]
-    situations = [r for r in labelled if r.split == split and r.source == "situations"]
+    situations = [r for r in split_rows(split) if r.source == "situations"]
     platform, none = whole_advisor_hits(situations, decides)
     return "\n".join([
         "### the whole advisor (first turns, `--through-advisor`)", "",
@@ -144,8 +149,7 @@ def advisor_report(split: str, decides: Callable[[str], bool]) -> str:
 
 def report(split: str, reader: SituationReader, snap: Snapshot | None = None) -> str:
     """The Markdown tables for one split."""
-    labelled = [*load_examples(), *situation_examples(EVALS / UNFITTED)]
-    rows = [r for r in labelled if r.split == split and r.source in ("situations", "negation")]
+    rows = split_rows(split)
     situations = [r for r in rows if r.source == "situations"]
     table = [r for r in rows if r.source == "negation"]
     lines = [f"## Situations, split `{split}` ({len(situations)} texts, {len(table)} negation phrasings)", ""]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import cast
 
 from app.models import VALUE_TYPES, AnswerType, Qualifier, QuestionPart, TypedQuestion
-from core.text import content_tokens, normalize
+from core.text import content_tokens, ends_as_statement, normalize
 
 LEXICON_PATH = Path(__file__).with_name("question.toml")
 
@@ -273,7 +273,7 @@ def analyse(question: str, names: Collection[str] = (), selection: bool = False)
         for c, t in asked
     ]
     main = next((p.answer_type for p in parts if p.answer_type in VALUE_TYPES), parts[0].answer_type)
-    if selection and not any(p.answer_type in _VALUE_FIRST and not _states(p.text) for p in parts):
+    if selection and not any(p.answer_type in _VALUE_FIRST and not ends_as_statement(p.text) for p in parts):
         # a platform choice, unless a clause asks for a value ("推奨ノード数の上限は何台": a number); a clause
         # that states something with a value's words ("スループット重視。", "64 nodes, fixed.") asks nothing
         main = "selection"
@@ -299,11 +299,6 @@ def inherit_type(typed: TypedQuestion, previous: TypedQuestion) -> TypedQuestion
         return typed
     kind = kinds.pop()
     return typed.model_copy(update={"answer_type": kind, "parts": [part.model_copy(update={"answer_type": kind})]})
-
-
-def _states(clause: str) -> bool:
-    """Whether a clause ends as a statement does (a full stop), not as a question."""
-    return normalize(clause).rstrip().endswith((".", "。", "!", "！"))
 
 
 # Types that outrank a platform-selection reading of the same question.

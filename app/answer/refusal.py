@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from app.models import VALUE_TYPES, NotStated, TypedQuestion
 from app.retrieval.spelling import closest
-from core.text import tokenize
+from core.text import ends_as_statement, tokenize
 
 # Lexical coverage across scripts is near zero (a Japanese question, an English passage), so support
 # computed on a passage in the other language gets this much credit before the thresholds apply. Chosen
@@ -216,7 +216,7 @@ _MEASURES = frozenset(["quantity", "date", "default"])
 def _asking(text: str) -> str:
     """The sentences of ``text`` that do not end as a statement does (a full stop): what it asks."""
     sentences = re.split(r"(?<=[。！？!?])\s*|(?<=\.)\s+", text.strip())
-    return " ".join(s for s in sentences if s and not s.rstrip().endswith((".", "。", "!", "！")))
+    return " ".join(s for s in sentences if s and not ends_as_statement(s))
 
 
 def decide(

@@ -6,7 +6,7 @@ import pytest
 
 from app.retrieval.fusion import rrf, rrf_complete
 from app.retrieval.glossary import Glossary, load_glossary
-from core.text import char_bigrams, content_tokens, detect_language, question_language, tokenize
+from core.text import char_bigrams, content_tokens, detect_language, ends_as_statement, question_language, tokenize
 
 
 @pytest.mark.parametrize(
@@ -110,3 +110,10 @@ def test_content_runs_are_adjacent_japanese_content_words() -> None:
     assert [surface for surface, _ in runs[1]] == ["読み取り", "専用"]
     assert runs[1][0][1] == "w:読み取る"  # the token is the normalised form, as tokenize gives it
     assert content_runs("only English here") == []
+
+
+def test_a_text_ends_as_a_statement_with_a_full_stop_in_either_script() -> None:
+    assert ends_as_statement("オンプレ、スループット重視。") and ends_as_statement("64 nodes, fixed. ")
+    assert ends_as_statement("台数は固定です！") and ends_as_statement("Fixed fleet．")  # full-width forms
+    assert not ends_as_statement("どっち？") and not ends_as_statement("Which platform?")
+    assert not ends_as_statement("推奨ノード数の上限は何台")
