@@ -279,13 +279,11 @@ class Advisor:
             self.embeddings.spec,
         )
 
-    def _selection(self, turn: Resolved) -> bool:
-        """A platform choice: the fitted decision on this turn, weighing the conversation it continues."""
-        return self.reader.asks_platform(turn.focus, turn.history)
-
     def _typed(self, turn: Resolved, query: str, snap: Snapshot) -> TypedQuestion:
         focus = strip_injection(turn.focus) if turn.context else query
-        typed = analyse(focus, snap.names, selection=self._selection(turn))
+        # a platform choice: the fitted decision on this turn, weighing the conversation it continues
+        platform = self.reader.platform_reading(turn.focus, turn.history)
+        typed = analyse(focus, snap.names, selection=platform.asks, sure=platform.sure)
         if turn.context and turn.earlier:
             typed = inherit_type(typed, analyse(strip_injection(turn.earlier[-1]), snap.names))
         return typed

@@ -407,7 +407,39 @@ def fit_selection(rows: list[Example], turns: dict[str, Turn], log: list[str], v
         q: _predict_binary(spec, _turn_features(q, False, False, turns[q], vector))
         for q in {q for r in rows for q in r.earlier}
     }
-    return _choose_selection(selection_rows(rows, turns, decided, vector), log)
+    spec = _choose_selection(selection_rows(rows, turns, decided, vector), log)
+    spec["value_bar"] = _value_bar(spec, first, turns, vector, log)
+    return spec
+
+
+# Bars tried for a sure platform reading: from the model's threshold up to 1 (1: never sure)
+VALUE_BARS = tuple(round(float(b), 3) for b in np.arange(0.5, 1.0001, 0.005))
+
+
+def _value_bar(
+    spec: dict[str, Any], first: list[Example], turns: dict[str, Turn], vector: bool, log: list[str]
+) -> float:
+    """The probability at which the platform reading is sure (``choose_value_bar``), on the first turns of train
+    and dev whose clauses ask for a value ("何を入れるべき？", "what matters is throughput per dollar. Platform?")."""
+    from app.answer.question import asks_value
+
+    linear = Linear.from_json({**spec, "features": []})
+    rows = [r for r in first if asks_value(r.text)]
+    probs = [float(linear.probabilities(_turn_features(r.text, False, False, turns[r.text], vector))[1]) for r in rows]
+    asks = [bool(r.asks) for r in rows]
+    bar, right = choose_value_bar(probs, asks, spec["threshold"])
+    log.append(f"  value bar p>={bar:.3f}  ({right} of {len(rows)} right; {sum(asks)} ask for a platform)")
+    return bar
+
+
+def choose_value_bar(probs: Sequence[float], asks: Sequence[bool], threshold: float) -> tuple[float, int]:
+    """The bar at or above ``threshold`` whose "a platform question iff p >= bar" is right most often on turns
+    whose clauses ask for a value, with how many it gets right; of the bars that tie, the highest (the fewest
+    readings moved off the value's)."""
+    bars = [b for b in VALUE_BARS if b >= threshold]
+    scored = [(sum((p >= b) == a for p, a in zip(probs, asks, strict=True)), b) for b in bars]
+    right, bar = max(scored)
+    return bar, right
 
 
 def _predict_binary(spec: dict[str, Any], x: np.ndarray) -> bool:
@@ -527,7 +559,7 @@ def fit(settings: Settings, out: Path = MODEL_PATH, root: Path = EVALS) -> list[
         "chosen_on": "C and dense weight (asks-for-a-platform: C and the weight of the turn's embedding vector) by "
         "5-fold cross-validated log-loss on train; on split dev of the same "
         "files: the minimum probability (above 0 only where its gain over 0 is outside the noise), the negated flag's "
-        "threshold by F1, the asks-for-a-platform threshold, "
+        "threshold by F1, the asks-for-a-platform threshold (its value bar on train and dev), "
         "the verdict combiner's C",
         "embedder": embeddings.spec,
         "examples": {s: sum(1 for r in rows if r.split == s) for s in ("train", "dev")},

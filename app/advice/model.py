@@ -88,6 +88,10 @@ class SituationModel:
     # asks-for-a-platform without the turn's embedding vector: read when the embedder is not the one ``selection``
     # was fitted with (its vector columns would all sit at their mean)
     selection_plain: Linear | None = None
+    # the probabilities (with the turn's vector, without) at which a platform reading is sure: a clause with a
+    # value's cue words no longer outranks it (``app.answer.question.analyse``); 1 where the file has none
+    value_bar: float = 1.0
+    value_bar_plain: float = 1.0
 
 
 @lru_cache(maxsize=2)
@@ -108,6 +112,8 @@ def load(path: Path = MODEL_PATH) -> SituationModel | None:
         Linear.from_json(data["negated"]) if "negated" in data else None,
         Linear.from_json(data["verdict"]) if "verdict" in data else None,
         Linear.from_json(data["selection_plain"]) if "selection_plain" in data else None,
+        float(data["selection"].get("value_bar", 1.0)),
+        float(data.get("selection_plain", {}).get("value_bar", 1.0)),
     )
 
 
@@ -177,6 +183,11 @@ def carrier_clause(text: str, facet: str, value: str, model: SituationModel, sco
 def selection_model(model: SituationModel, embedded: bool) -> Linear:
     """The asks-for-a-platform model to read: the one with the turn's vector when the embedder gives it."""
     return model.selection if embedded or model.selection_plain is None else model.selection_plain
+
+
+def value_bar(model: SituationModel, embedded: bool) -> float:
+    """The bar of ``selection_model`` (the vector given or not) at which a platform reading is sure."""
+    return model.value_bar if embedded or model.selection_plain is None else model.value_bar_plain
 
 
 def asks_platform(

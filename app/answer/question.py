@@ -249,10 +249,12 @@ def focus_entities(question: str, names: Collection[str]) -> list[str]:
     return found
 
 
-def analyse(question: str, names: Collection[str] = (), selection: bool = False) -> TypedQuestion:
+def analyse(question: str, names: Collection[str] = (), selection: bool = False, sure: bool = False) -> TypedQuestion:
     """The typed question. ``names`` are the products the corpus documents; ``selection`` says the caller
     recognised a platform-selection question (``app.advice``), which is its type unless a clause asks for
-    a value ("推奨ノード数の上限は何台" wants a number, not a platform)."""
+    a value ("推奨ノード数の上限は何台" wants a number, not a platform) and the caller is not ``sure``: the
+    fitted decision's probability clears the bar at which a value's cue words ("何を入れるべき？") no longer
+    outrank it (``app.advice.fit``)."""
     focus = focus_entities(question, names)
     clauses = _clauses(question)
     typed = _merged([(c, _type_of(c)) for c in clauses])
@@ -273,12 +275,21 @@ def analyse(question: str, names: Collection[str] = (), selection: bool = False)
         for c, t in asked
     ]
     main = next((p.answer_type for p in parts if p.answer_type in VALUE_TYPES), parts[0].answer_type)
-    if selection and not any(p.answer_type in _VALUE_FIRST and not ends_as_statement(p.text) for p in parts):
+    if selection and (sure or not _asks_value(parts)):
         # a platform choice, unless a clause asks for a value ("推奨ノード数の上限は何台": a number); a clause
         # that states something with a value's words ("スループット重視。", "64 nodes, fixed.") asks nothing
         main = "selection"
         parts = [p.model_copy(update={"answer_type": "selection"}) if i == 0 else p for i, p in enumerate(parts)]
     return TypedQuestion(focus=" · ".join(focus), answer_type=main, parts=parts)
+
+
+def _asks_value(parts: Sequence[QuestionPart]) -> bool:
+    return any(p.answer_type in _VALUE_FIRST and not ends_as_statement(p.text) for p in parts)
+
+
+def asks_value(question: str) -> bool:
+    """Whether a clause of ``question`` asks for a value, which outranks a platform reading that is not sure."""
+    return _asks_value(analyse(question).parts)
 
 
 def inherit_type(typed: TypedQuestion, previous: TypedQuestion) -> TypedQuestion:

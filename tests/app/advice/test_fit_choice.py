@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.advice.fit import _accuracy, _choose_binary, _cv_loss, _standardise
+from app.advice.fit import _accuracy, _choose_binary, _cv_loss, _standardise, choose_value_bar
 
 
 def _data(seed: int, n: int = 120, noise: int = 40) -> tuple[np.ndarray, list[str]]:
@@ -74,3 +74,14 @@ def test_a_minimum_probability_is_kept_only_when_its_dev_gain_is_outside_the_noi
     assert choose_min_probability({0.0: base, 0.55: slightly}) == 0.0
     assert choose_min_probability({0.0: base, 0.45: clearly, 0.55: clearly}) == 0.45
     assert choose_min_probability({0.0: base, 0.55: base}) == 0.0
+
+
+def test_the_value_bar_separates_platform_questions_from_value_questions_and_ties_go_high() -> None:
+    # value questions up to 0.86, platform questions from 0.95: the highest bar that keeps every one right
+    bar, right = choose_value_bar([0.7, 0.86, 0.95, 0.99], [False, False, True, True], 0.65)
+    assert (bar, right) == (0.95, 4)
+    # no platform question among them: never sure (1.0 is still below a probability of exactly 1)
+    assert choose_value_bar([0.7, 0.9], [False, False], 0.65) == (1.0, 2)
+    # only platform questions: the highest bar below the least sure one, never below the model's threshold
+    assert choose_value_bar([0.97, 0.99], [True, True], 0.65)[0] == 0.97
+    assert choose_value_bar([0.3], [True], 0.65) == (1.0, 0)  # none right at any bar: never sure

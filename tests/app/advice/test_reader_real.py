@@ -32,3 +32,17 @@ def test_a_situation_told_before_a_factual_question_reads_its_facets(reader: Sit
     values = model.read(text, fitted, reader.value_scores).values()
     assert values.get("deployment") == "on_prem" and values.get("fleet") == "fixed"
     assert values.get("ops_team") == "small"
+
+
+def test_a_platform_question_with_a_value_cue_is_read_sure_and_a_value_question_is_not(reader: SituationReader) -> None:
+    # "何を入れるべき？" carries a configuration key's cue words; after a situation it asks for a platform, and the
+    # fitted decision is sure enough that the cue does not outrank it (app.answer.question.analyse)
+    sure = reader.platform_reading(
+        "専任チームを作る予定はなく、今の兼任2人で回すつもりです。HPC経験者はいます。何を入れるべき？"
+    )
+    assert sure.asks and sure.sure
+    for question in (
+        "オンプレで専任の運用チームあり。スループットはどれくらい？",
+        "We own 8 GPU nodes on-prem, two admins. How many nodes does Slinky support at most?",
+    ):
+        assert not reader.platform_reading(question).sure, question

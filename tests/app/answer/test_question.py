@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from app.answer.question import analyse, cued_types, inherit_type, qualifiers_of, unit_has_qualifier
+from app.answer.question import analyse, asks_value, cued_types, inherit_type, qualifiers_of, unit_has_qualifier
 
 NAMES = {"Kueue", "Volcano", "Enroot", "Pyxis", "Slinky", "Slurm", "Kubernetes"}
+
+
+def test_a_sure_platform_reading_is_not_outranked_by_a_value_cue() -> None:
+    # "何を入れるべき？" has a configuration value's cue words, but asked after a situation it asks for a platform
+    question = "オンプレで台数は固定、運用は兼任の2人です。何を入れるべき？"
+    assert asks_value(question)
+    assert analyse(question, NAMES, selection=True).answer_type == "key"
+    assert analyse(question, NAMES, selection=True, sure=True).answer_type == "selection"
+    assert analyse(question, NAMES, sure=True).answer_type == "key"  # sure of nothing unless a platform is asked
+    assert not asks_value("Which platform suits on-prem training?")
 
 
 @pytest.mark.parametrize(
