@@ -180,14 +180,21 @@ def carrier_clause(text: str, facet: str, value: str, model: SituationModel, sco
     return max(parts, key=p)
 
 
+def _reads_plain(model: SituationModel, embedded: bool) -> bool:
+    """Whether asks-for-a-platform is read without the turn's vector: the embedder gives none and a model
+    fitted without it exists. The model and its value bar are chosen by this one test, so they stay a pair."""
+    return not embedded and model.selection_plain is not None
+
+
 def selection_model(model: SituationModel, embedded: bool) -> Linear:
     """The asks-for-a-platform model to read: the one with the turn's vector when the embedder gives it."""
-    return model.selection if embedded or model.selection_plain is None else model.selection_plain
+    plain = model.selection_plain
+    return plain if plain is not None and _reads_plain(model, embedded) else model.selection
 
 
 def value_bar(model: SituationModel, embedded: bool) -> float:
     """The bar of ``selection_model`` (the vector given or not) at which a platform reading is sure."""
-    return model.value_bar if embedded or model.selection_plain is None else model.value_bar_plain
+    return model.value_bar_plain if _reads_plain(model, embedded) else model.value_bar
 
 
 def asks_platform(
