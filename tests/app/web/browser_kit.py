@@ -97,6 +97,27 @@ def open_page(context: BrowserContext, url: str, dialogs: list[str] | None = Non
     return page
 
 
+def set_slider(page: Page, elem_id: str, value: str, attempts: int = 5) -> None:
+    """Type ``value`` into a slider's number box until its range handle shows it.
+
+    The number box and the handle share one value, and the question is sent with it. On a loaded machine the
+    first typing can land before the folded panel has mounted its inputs and be lost, so this types again
+    until the handle agrees (and fails if it never does).
+    """
+    box = page.locator(f"{elem_id} input[type=number]")
+    handle = page.locator(f"{elem_id} input[type=range]")
+    for _ in range(attempts):
+        expect(box).to_be_editable(timeout=TIMEOUT_MS)
+        box.fill(value)
+        box.press("Enter")
+        try:
+            expect(handle).to_have_value(value, timeout=3_000)
+            return
+        except AssertionError:
+            continue
+    expect(handle).to_have_value(value)
+
+
 def ask(page: Page, question: str) -> Locator:
     """Type and send a question; return the locator of the new (final) bot message."""
     before = page.locator('[data-testid="bot"]').count()
