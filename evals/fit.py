@@ -154,13 +154,15 @@ def cached(split: str, folder: Path | None) -> list[CaseData]:
     from core.settings import load_settings
     from ingest.store import Store
 
-    info = Store.open(load_settings()).info()
+    settings = load_settings()
+    info = Store.open(settings).info()
     # the situation models decide which questions get a verdict, and so what the answer step is asked for
     situations = hashlib.sha256(SITUATION_MODEL.read_bytes()).hexdigest() if SITUATION_MODEL.is_file() else ""
     key = hashlib.sha256(
         json.dumps(
             [
                 info.generation if info else "",
+                settings.retrieval.model_dump(),  # how many passages the candidates come from
                 FEATURES,
                 STATIC,
                 situations,
