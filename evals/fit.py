@@ -51,6 +51,7 @@ from app.answer.lead import ANSWERABLE_FEATURES, answerable_features
 from app.answer.selector import FORMAT, MODEL_PATH, Trees, from_dict, logistic_from, sigmoid, trees_from
 from app.answer.value_candidates import VALUE_FEATURES, SpanCandidate, span_candidates, value_rows
 from app.models import VALUE_TYPES, Turn
+from core.settings import Settings
 from core.units import Unit, code_window
 from evals.golden import GoldenCase, compile_pattern, load_split, split_files
 
@@ -143,26 +144,40 @@ def collect(cases: list[GoldenCase], progress: bool = True) -> list[CaseData]:
 
 
 def cached(split: str, folder: Path | None) -> list[CaseData]:
-    """A split's collected candidates, from a local cache when the index, the question files and the features are
-    those it was collected with (refitting then takes seconds, not minutes). The cache is a scratch file of this
-    machine, never the model."""
+    """A split's collected candidates, from a local cache when the index, the settings, the question files and the
+    features are those it was collected with (refitting then takes seconds, not minutes). The cache is a scratch
+    file of this machine, never the model."""
+    from core.settings import load_settings
+
     cases = load_split(split)
     if folder is None:
         return collect(cases)
+    path = folder / f"{split}-{cache_key(cases, load_settings())}.pickle"
+    if path.exists():
+        with path.open("rb") as fh:
+            return list(pickle.load(fh))
+    data = collect(cases)
+    folder.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        pickle.dump(data, fh)
+    return data
+
+
+def cache_key(cases: list[GoldenCase], settings: Settings) -> str:
+    """What the collected candidates depend on: the index, how many passages are retrieved, the features, the
+    situation models, the questions and the code that finds and labels the candidates."""
     from app.advice.model import MODEL_PATH as SITUATION_MODEL
     from app.answer.value_candidates import STATIC
-    from core.settings import load_settings
     from ingest.store import Store
 
-    settings = load_settings()
     info = Store.open(settings).info()
     # the situation models decide which questions get a verdict, and so what the answer step is asked for
     situations = hashlib.sha256(SITUATION_MODEL.read_bytes()).hexdigest() if SITUATION_MODEL.is_file() else ""
-    key = hashlib.sha256(
+    return hashlib.sha256(
         json.dumps(
             [
                 info.generation if info else "",
-                settings.retrieval.model_dump(),  # how many passages the candidates come from
+                settings.retrieval.model_dump(),
                 FEATURES,
                 STATIC,
                 situations,
@@ -172,15 +187,6 @@ def cached(split: str, folder: Path | None) -> list[CaseData]:
             ]
         ).encode()
     ).hexdigest()[:16]
-    path = folder / f"{split}-{key}.pickle"
-    if path.exists():
-        with path.open("rb") as fh:
-            return list(pickle.load(fh))
-    data = collect(cases)
-    folder.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as fh:
-        pickle.dump(data, fh)
-    return data
 
 
 def code_hash(root: Path = ROOT) -> str:

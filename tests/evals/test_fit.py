@@ -13,8 +13,10 @@ from app.answer.features import FEATURES
 from app.answer.selector import MODEL_PATH, load, sigmoid
 from app.answer.value_candidates import STATIC, SpanCandidate
 from app.answer.values import Span
+from core.settings import Settings
 from evals import fit
 from evals.fit import code_hash, precision_threshold
+from evals.golden import GoldenCase
 
 
 def test_doctests() -> None:
@@ -138,3 +140,21 @@ def test_the_candidate_cache_key_follows_the_answer_code(tmp_path: Path) -> None
     assert code_hash(tmp_path) == before
     (tmp_path / "app/answer/values.py").write_text("x = 2\n")
     assert code_hash(tmp_path) != before
+
+
+def test_the_candidate_cache_key_follows_the_retrieval_settings(settings: Settings) -> None:
+    # candidates collected from eight passages per question must not be reused for sixteen
+    cases = [
+        GoldenCase(
+            id="c-1",
+            question="How often do minor releases ship?",
+            lang="en",
+            reference_answer="Three times a year.",
+            must_include=[["three"]],
+            sources=["release-notes"],
+        )
+    ]
+    key = fit.cache_key(cases, settings)
+    assert fit.cache_key(cases, settings) == key
+    assert fit.cache_key(cases, settings.with_(top_k=settings.retrieval.top_k + 1)) != key
+    assert fit.cache_key([*cases, cases[0].model_copy(update={"id": "c-2"})], settings) != key
