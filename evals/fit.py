@@ -51,7 +51,7 @@ from app.answer.lead import ANSWERABLE_FEATURES, answerable_features
 from app.answer.selector import FORMAT, MODEL_PATH, Trees, from_dict, logistic_from, sigmoid, trees_from
 from app.answer.value_candidates import VALUE_FEATURES, SpanCandidate, span_candidates, value_rows
 from app.models import VALUE_TYPES, Turn
-from core.settings import Settings
+from core.settings import Settings, load_settings
 from core.units import Unit, code_window
 from evals.golden import GoldenCase, compile_pattern, load_split, split_files
 
@@ -103,7 +103,6 @@ def shown_with(unit: Unit, units: Sequence[Unit]) -> str:
 def collect(cases: list[GoldenCase], progress: bool = True) -> list[CaseData]:
     from app.answer.guard import QuestionError
     from app.pipeline import Advisor
-    from core.settings import load_settings
 
     advisor = Advisor(load_settings())
     advisor.warm_up()
@@ -147,8 +146,6 @@ def cached(split: str, folder: Path | None) -> list[CaseData]:
     """A split's collected candidates, from a local cache when the index, the settings, the question files and the
     features are those it was collected with (refitting then takes seconds, not minutes). The cache is a scratch
     file of this machine, never the model."""
-    from core.settings import load_settings
-
     cases = load_split(split)
     if folder is None:
         return collect(cases)
