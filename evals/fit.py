@@ -100,11 +100,11 @@ def shown_with(unit: Unit, units: Sequence[Unit]) -> str:
     return "\n".join([shown, *(f.text for f in brought)])
 
 
-def collect(cases: list[GoldenCase], progress: bool = True) -> list[CaseData]:
+def collect(cases: list[GoldenCase], settings: Settings, progress: bool = True) -> list[CaseData]:
     from app.answer.guard import QuestionError
     from app.pipeline import Advisor
 
-    advisor = Advisor(load_settings())
+    advisor = Advisor(settings)
     advisor.warm_up()
     out = []
     for n, case in enumerate(cases, 1):
@@ -147,13 +147,14 @@ def cached(split: str, folder: Path | None) -> list[CaseData]:
     features are those it was collected with (refitting then takes seconds, not minutes). The cache is a scratch
     file of this machine, never the model."""
     cases = load_split(split)
+    settings = load_settings()  # one reading: the key names the settings the candidates are collected with
     if folder is None:
-        return collect(cases)
-    path = folder / f"{split}-{cache_key(cases, load_settings())}.pickle"
+        return collect(cases, settings)
+    path = folder / f"{split}-{cache_key(cases, settings)}.pickle"
     if path.exists():
         with path.open("rb") as fh:
             return list(pickle.load(fh))
-    data = collect(cases)
+    data = collect(cases, settings)
     folder.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:
         pickle.dump(data, fh)
