@@ -41,6 +41,17 @@ _EN_NEG_PREDICATE = (
 )
 _EN_NEG_AFTER = re.compile(r"^[^.;,]{0,16}?" + _EN_NEG_PREDICATE)
 _EN_NEG_AFTER_SUBJECT = re.compile(r"^[^.;,]{0,48}?" + _EN_NEG_PREDICATE)
+# A cue that opens its clause as the subject of a negated verb: "inference isn't something we run", "serving
+# won't happen here", "training doesn't stop". Near the cue only, so a later clause's verb is not its own.
+_EN_SUBJECT_NEGATED_VERB = re.compile(
+    r"^[^.;,]{0,12}?\b(isn't|aren't|is not|are not|won't|will not|doesn't|does not|never|can't|cannot)\b"
+)
+# Where a new conjunct begins: a conjunction before a subject or a negator ("we don't autoscale and we don't
+# serve models", "no autoscaling and no serving"). A negation before it does not reach past it, so two such
+# negations are not a double negation of one thing; "nor" begins one whatever follows.
+_EN_CONJUNCT = re.compile(
+    r"\b(and|but|or|so|yet|while|whereas)\s+(?=(we|i|they|you|he|she|it|our|their|no|not|never|nothing|none|nobody|no one)\b)|\bnor\b"
+)
 # What may stand before a cue that opens its clause as the subject: a determiner or nothing.
 _SUBJECT_OPENING = re.compile(r"^\W*((the|our|any|all|their|this|that|tight|deep|much|more)\s+)?$")
 # Kana or kanji: the predicate after a cue is Japanese even when the cue is followed by an English word
@@ -50,12 +61,13 @@ _JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 _JA_NEG = re.compile(
     r"ない|なく|なけれ|ません|ず(?:に|、|$)|ゼロ|皆無|不要|要らな|いらな|なし|無し|ではなく|じゃなく|以外|やめ|止め|予定はな|やらな|外し|諦め"
 )
-# "て" links two clauses ("使って、…", "見て学習する") but not in a progressive or auxiliary ending ("使っていません",
-# "見ておく", "使ってもいい"), where the negation after it still belongs to the cue's predicate. A concessive
+# "て" links two clauses when a new one follows it ("使って、…", "見て学習する": a comma, a space, kanji, katakana or a
+# Latin word), not in a progressive, auxiliary or contracted ending ("使っていません", "見ておく", "やってない") nor
+# inside a verb ("立てる予定はない"), where the negation after it still belongs to the cue's predicate. A concessive
 # "ても" ("経験はあってもk8sは触ったことがない": even though there is…) ends its clause too, unless what follows
 # grants permission or shrugs ("分かれても構わない", "二つになっても問題ない"), which keeps the predicate whole.
 _JA_LINK = re.compile(
-    r"(?<![でにはがをもと])て(?!い|お|も)|(?<![でにはがをもと])ても(?!\s*(いい|よい|良い|構|かま|大丈夫|平気|問題|ok|気に|全然|同じ|関係))"
+    r"(?<![でにはがをもと])て(?=[、,\s]|[\u3400-\u9fff\u30a0-\u30ffa-z0-9]|$)|(?<![でにはがをもと])ても(?!\s*(いい|よい|良い|構|かま|大丈夫|平気|問題|ok|気に|全然|同じ|関係))"
     r"|(?<!ではな)(?<!な)で(?![はもす])|なら|ので|から|、"
 )
 # Saying a thing is acceptable or of no concern: its negation words ("don't mind", "構いません") are not a
@@ -126,6 +138,13 @@ def _main_clause(before: str) -> str:
     return rest[subjects[-1].start() :] if subjects else before
 
 
+def _own_conjunct(before: str) -> str:
+    """``before`` from where the cue's own conjunct begins ("we don't autoscale and we don't serve models": only
+    the second "don't" reaches "serve models")."""
+    cuts = list(_EN_CONJUNCT.finditer(before))
+    return before[cuts[-1].start() :] if cuts else before
+
+
 def scope(clause: str, start: int, end: int) -> Scope:
     """The scope of the cue at ``clause[start:end]`` (``clause`` NFKC-lower-cased, as the cues see it)."""
     before = clause[max(0, start - _EN_WINDOW) : start]
@@ -138,14 +157,16 @@ def scope(clause: str, start: int, end: int) -> Scope:
     # an indifference phrase's own negation word is not a negation of the cue, nor is a lexical negative
     # form that may begin inside the cue ("3人しかいません") or run past a clause link ("しなければならない"):
     # both are blanked, positions kept
-    main = _main_clause(re.split(r"[,、]", clause[:start])[-1])
+    main = _own_conjunct(_main_clause(re.split(r"[,、]", clause[:start])[-1]))
     plain_before = _INDIFFERENT.sub(" ", main[-_EN_WINDOW:])
     tail = clause[max(start, end - 3) : end]
     blanked = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, tail + after))
     plain_after = blanked[len(tail) : len(tail) + len(ja_after)]
     negations = len(_EN_NEG.findall(plain_before)) + len(_JA_NEG.findall(plain_after))
     opens_clause = bool(_SUBJECT_OPENING.match(re.split(r"[,、]", clause[:start])[-1]))
-    if (_EN_NEG_AFTER_SUBJECT if opens_clause else _EN_NEG_AFTER).search(after):
+    predicate = (_EN_NEG_AFTER_SUBJECT if opens_clause else _EN_NEG_AFTER).search(after)
+    negated_verb = opens_clause and not indifferent and _EN_SUBJECT_NEGATED_VERB.search(after)
+    if predicate or negated_verb:
         negations += 1
     # "double negation" in one Japanese predicate: "しないわけではない", "ないとは言えない"
     if re.search(r"(ない|ません)(わけ|こと|とは)", plain_after):
@@ -172,8 +193,8 @@ def negation_mask(clause: str) -> list[bool]:
     plain = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, clause))
     depth = [0] * len(clause)
     for m in _EN_NEG.finditer(plain):
-        stop = _PUNCT.search(plain, m.end())
-        for i in range(m.end(), stop.start() if stop else len(plain)):
+        stops = [k.start() for k in (_PUNCT.search(plain, m.end()), _EN_CONJUNCT.search(plain, m.end())) if k]
+        for i in range(m.end(), min(stops, default=len(plain))):
             depth[i] += 1
     for m in _JA_NEG.finditer(plain):
         links = [k for k in (*_JA_LINK.finditer(plain[: m.start()]), *_PUNCT.finditer(plain[: m.start()]))]

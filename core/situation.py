@@ -110,9 +110,11 @@ class Situation:
 
 
 # Clause ends: a negation reaches to the end of its clause, never into the next one. A period inside a
-# name or a version (oci.conf, v1.31) ends nothing.
+# name or a version (oci.conf, v1.31) ends nothing. "でも" ends one only where it opens the next ("…。でも", "、でも":
+# but); inside a clause it is a particle ("どっちでもいい", "クラウドでもオンプレでも").
 _CLAUSE = re.compile(
-    r"(?<![A-Za-z0-9])\.|\.(?![A-Za-z0-9])|[!?;。！？；\n]|\s[—–]\s?|\s--\s|,\s*(?:but|however|while|whereas|and|though|yet)\b|\bbut\b|、?(?:でも|しかし|ただ|けど|けれど|が、)"
+    r"(?<![A-Za-z0-9])\.|\.(?![A-Za-z0-9])|[!?;。！？；\n]|\s[—–]\s?|\s--\s|,\s*(?:but|however|while|whereas|and|though|yet)\b|\bbut\b|、?(?:しかし|ただ|けど|けれど|が、)"
+    r"|(?:、|(?<=[。！？!?])|^)でも"
 )
 Similarity = Callable[[str], Mapping[tuple[str, str], float]]
 # Japanese text often sets a Latin word apart with spaces ("HPC 経験あり", "nodes 固定"); the cues are written

@@ -65,6 +65,20 @@ def test_indifference_hedge_condition_and_tag_are_separate_features() -> None:
         ("ci/cd integrationはpriorityじゃない", "ci/cd", True),
         ("adminにslurmを教えるplanはないです", "slurm", True),
         ("ci/cd integrationがpriority", "ci/cd", False),
+        # "て" inside a verb or a contracted ending links no clause: the negation after it is the cue's own
+        ("推論サービスを立てる予定はありません", "推論", True),
+        ("推論はやってない", "推論", True),
+        ("うちはinferenceをserveしてないし", "inference", True),
+        ("クラウドを使って学習する予定はない", "クラウド", False),  # "て" before kanji begins a new clause
+        # a negation before a new conjunct does not reach into it: no double negation of the second cue
+        ("we don't autoscale and we don't serve models", "serve models", True),
+        ("no autoscaling and no serving", "serving", True),
+        ("we have no sre team and nobody has ever touched slurm", "slurm", True),
+        ("we don't autoscale and we serve models", "serve models", False),
+        ("we don't need inference or serving", "serving", True),  # no new subject: one conjunct
+        # a cue that opens its clause as the subject of a negated verb
+        ("inference isn't something we run", "inference", True),
+        ("inference is not a problem", "inference", False),  # indifference, not negation
     ],
 )
 def test_negation_scope_ends_where_its_predicate_ends(clause: str, cue: str, negated: bool) -> None:
@@ -94,6 +108,7 @@ def _marked(clause: str) -> str:
         ("運用は3人しかいません", ""),  # "only three": nothing negated
         ("two systems is fine, we don't mind", ""),  # indifference
         ("推論はしなければならない", ""),  # obligation
+        ("we don't autoscale and we serve models", "autoscale"),  # a new conjunct ends the reach
     ],
 )
 def test_negation_mask(clause: str, marked: str) -> None:

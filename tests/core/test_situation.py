@@ -210,6 +210,18 @@ def test_a_dash_ends_a_clause() -> None:
     assert clauses("a well-known tool") == ["a well-known tool"]
 
 
+def test_a_japanese_but_ends_a_clause_the_particle_does_not() -> None:
+    # "でも" as "but" opens the next clause; as a particle it is part of its own ("either is fine")
+    assert clauses("学習と推論が同じ基盤かどうかはどっちでもいいです。でも推論はします") == [
+        "学習と推論が同じ基盤かどうかはどっちでもいいです",
+        "推論はします",
+    ]
+    assert clauses("クラウドでもオンプレでも構いません、でも学習だけです") == [
+        "クラウドでもオンプレでも構いません",
+        "学習だけです",
+    ]
+
+
 def test_a_period_inside_a_name_ends_no_clause() -> None:
     # a file name or a version is one word; a sentence's period still ends its clause
     assert clauses("Do nodes need an oci.conf with Slurm 23.11? We run in the cloud.") == [
