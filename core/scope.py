@@ -1,9 +1,9 @@
 """Negation and hedge scope of a cue in its clause (pure), in both languages: features, not decisions.
 
 For a cue phrase found in a clause ("inference" in "We don't need inference, ok?"), what governs it:
-how many negations reach it (English before it, Japanese after it up to the next clause link; two make
-a double negation), whether the clause says the thing is acceptable or of no concern ("two systems is
-fine", "気にしません", "こだわらない": indifference, whose "not" is no negation), whether it is hedged
+how many negations reach it (English before it, in its own conjunct; Japanese after it up to the next
+clause link; two make a double negation), whether the clause says the thing is acceptable or of no concern
+("two systems is fine", "気にしません", "こだわらない": indifference, whose "not" is no negation), whether it is hedged
 ("maybe", "かもしれない", "予定"), and whether it sits in a condition ("if", "なら"). A tag question
 ("…, ok?", "…, right?", "…よね？") is neither a negation nor indifference: it asks for agreement.
 
