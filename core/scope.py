@@ -157,13 +157,14 @@ def scope(clause: str, start: int, end: int) -> Scope:
     # an indifference phrase's own negation word is not a negation of the cue, nor is a lexical negative
     # form that may begin inside the cue ("3人しかいません") or run past a clause link ("しなければならない"):
     # both are blanked, positions kept
-    main = _own_conjunct(_main_clause(re.split(r"[,、]", clause[:start])[-1]))
+    since_comma = re.split(r"[,、]", clause[:start])[-1]  # the cue's part of the clause, up to the cue
+    main = _own_conjunct(_main_clause(since_comma))
     plain_before = _INDIFFERENT.sub(" ", main[-_EN_WINDOW:])
     tail = clause[max(start, end - 3) : end]
     blanked = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, tail + after))
     plain_after = blanked[len(tail) : len(tail) + len(ja_after)]
     negations = len(_EN_NEG.findall(plain_before)) + len(_JA_NEG.findall(plain_after))
-    opens_clause = bool(_SUBJECT_OPENING.match(re.split(r"[,、]", clause[:start])[-1]))
+    opens_clause = bool(_SUBJECT_OPENING.match(since_comma))
     predicate = (_EN_NEG_AFTER_SUBJECT if opens_clause else _EN_NEG_AFTER).search(after)
     negated_verb = opens_clause and not indifferent and _EN_SUBJECT_NEGATED_VERB.search(after)
     if predicate or negated_verb:
