@@ -5,7 +5,9 @@ how many negations reach it (English before it, in its own conjunct; Japanese af
 clause link; two make a double negation), whether the clause says the thing is acceptable or of no concern
 ("two systems is fine", "気にしません", "こだわらない": indifference, whose "not" is no negation), whether it is hedged
 ("maybe", "かもしれない", "予定"), and whether it sits in a condition ("if", "なら"). A tag question
-("…, ok?", "…, right?", "…よね？") is neither a negation nor indifference: it asks for agreement.
+("…, ok?", "…, right?", "…よね？") is neither a negation nor indifference: it asks for agreement. A clause that
+gives the thing to another party ("serving is done by a partner", 「推論は外部に任せる」) says so apart: no negation
+says it, yet the asker does not do it.
 
     >>> s = scope("we don't need inference, ok?", 14, 23)
     >>> s.negations, s.indifferent, s.tag
@@ -94,6 +96,21 @@ _HEDGE = re.compile(
 _CONDITION = re.compile(
     r"\b(if|unless|when|in case|suppose|assuming|whether)\b|なら|ならば|たら|ければ|限り|場合|とすれば|としたら"
 )
+# The clause gives the thing to another party: "serving is done by a partner", "inference runs through a vendor's
+# API", 「推論は外部に任せる」, 「モデルは別の会社がサービングします」. The other party's doing is not the asker's
+# (for the asker, a workload others serve is training only), which no negation says. Another platform of the
+# asker's own ("a separate cluster of ours", 「別基盤」) is not another party.
+_OTHER_PARTY = re.compile(
+    r"\b(another|a different|a separate|the other|other|separate|different|partner|vendor's|customers'|clients') "
+    r"(team|department|dept|group|company|companies|org|organi[sz]ation|division|unit|vendor|provider|party|business unit)s?\b"
+    r"|\b(third[- ]party|external (vendor|provider|service|api|partner|team|company)s?|outsourc\w*|someone else|somebody else"
+    r"|themselves)\b"
+    r"|\b(by|through|via|from) (a |an |the |our |their )?(partner|vendor|customer|client|provider|saas|managed service"
+    r"|parent company|api service)"
+    r"|\b(their|its) (own )?(side|end)\b"
+    r"|別(の)?(チーム|部署|部門|会社|ベンダー|組織|事業部)|他社|他部署|他チーム|他部門|外部|外注|委託|任せ|お客様側|顧客側|客先|先方"
+    r"|親会社|パートナー|ベンダー"
+)
 _PUNCT = re.compile(r"[,、:;]")
 # A subject that opens a main clause after a condition ("if X doesn't…, we stay…").
 _SUBJECT = re.compile(r"\b(we|i|they|you|it|that|this)\b")
@@ -108,6 +125,7 @@ class Scope:
     hedged: bool = False
     conditional: bool = False
     tag: bool = False  # the clause ends asking for agreement ("…, ok?")
+    other_party: bool = False  # the clause gives the thing to someone else ("inference is done by a partner")
 
     @property
     def negated(self) -> bool:
@@ -178,6 +196,7 @@ def scope(clause: str, start: int, end: int) -> Scope:
         hedged=bool(_HEDGE.search(clause)),
         conditional=bool(_CONDITION.search(clause[:start]) or (ja and _CONDITION.search(after[:24]))),
         tag=bool(_TAG.search(clause[end:])),
+        other_party=bool(_OTHER_PARTY.search(clause)),
     )
 
 

@@ -30,7 +30,7 @@ from core.text import content_tokens, normalize
 # clause → {(facet, value): z-score of its similarity to the value's description among all values}
 ValueScores = Callable[[str], Mapping[tuple[str, str], float]]
 
-_PER_VALUE = ("pos", "neg", "indifferent", "hedged", "conditional", "tagged", "last", "sim")
+_PER_VALUE = ("pos", "neg", "indifferent", "hedged", "conditional", "tagged", "other_party", "last", "sim")
 # a number of people stated ("two admins", 「専任で5人」) and its size, for the facets that count people
 # (``counts_people`` in core/facets.toml): which sizes make a team small is fitted. Only there: other facets'
 # models picked up chance correlations with it.
@@ -56,6 +56,7 @@ def _value_features(hits: Sequence[Candidate], value: str, last: Candidate | Non
         float(sum(c.scope.hedged for c in mine)),
         float(sum(c.scope.conditional for c in mine)),
         float(sum(c.scope.tag and c.scope.negated for c in mine)),
+        float(sum(c.scope.other_party for c in mine)),
         float(supports_last),
     ]
 

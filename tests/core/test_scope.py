@@ -121,3 +121,23 @@ def test_clause_negation_counts_negators_apart_from_lexical_negatives() -> None:
     assert (only.negators, only.lexical) == (0, 1)
     assert clause_negation(normalize("one platform or two makes no difference")).indifferent
     assert clause_negation(normalize("推論は要らないですよね？")).tag
+
+
+@pytest.mark.parametrize(
+    ("clause", "cue", "other"),
+    [
+        ("serving is done by a different department on their own stack", "serving", True),
+        ("inference will be done by a partner company", "inference", True),
+        ("the fraud model is scored through a vendor's engine, inference included", "inference", True),
+        ("モデルは別の会社がサービングします", "サービング", True),
+        ("推論は外部saasに任せています", "推論", True),
+        ("推論はお客様側の環境で行います", "推論", True),
+        ("we serve the models to customers", "serve the models", False),  # serving *to* someone is one's own
+        ("推論は別基盤でやる予定", "推論", False),  # another platform of one's own is no other party
+        ("the fleet scales with customer demand", "fleet", False),
+    ],
+)
+def test_another_party_doing_the_thing_is_its_own_feature(clause: str, cue: str, other: bool) -> None:
+    s = _scope_of(clause, cue)
+    assert s.other_party is other
+    assert not s.negated  # no negation says it: the fitted reader weighs the feature

@@ -30,6 +30,13 @@ def test_features_carry_the_scope_of_each_cue() -> None:
     assert named["neg:training_and_serving"] == 1 and named["pos:training_and_serving"] == 0
     assert named["tagged:training_and_serving"] == 1  # a tag question after a negation
     assert named["sim:training"] == 0  # no embedder: no similarity
+    assert named["other_party:training_and_serving"] == 0
+
+
+def test_features_see_a_cue_another_party_does() -> None:
+    x = facet_features("We only train; inference is handled by a partner company.")["workload"]
+    named = dict(zip(facet_feature_names("workload"), x, strict=False))
+    assert named["other_party:training_and_serving"] == 1 and named["pos:training"] == 1
 
 
 def test_ngrams_in_both_languages() -> None:
