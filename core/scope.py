@@ -165,17 +165,15 @@ def _own_conjunct(before: str) -> str:
 
 def scope(clause: str, start: int, end: int) -> Scope:
     """The scope of the cue at ``clause[start:end]`` (``clause`` NFKC-lower-cased, as the cues see it)."""
-    before = clause[max(0, start - _EN_WINDOW) : start]
     after = clause[end:]
     near_after = after[:28]
     ja = bool(_JA_CHAR.search(after[:24]))
     ja_after = _ja_after(after) if ja else ""
-    own_part = re.split(r"[,、]", before)[-1]
-    indifferent = bool(_INDIFFERENT.search(own_part + clause[start:end] + near_after))
+    since_comma = re.split(r"[,、]", clause[:start])[-1]  # the cue's part of the clause, up to the cue
+    indifferent = bool(_INDIFFERENT.search(since_comma[-_EN_WINDOW:] + clause[start:end] + near_after))
     # an indifference phrase's own negation word is not a negation of the cue, nor is a lexical negative
     # form that may begin inside the cue ("3人しかいません") or run past a clause link ("しなければならない"):
     # both are blanked, positions kept
-    since_comma = re.split(r"[,、]", clause[:start])[-1]  # the cue's part of the clause, up to the cue
     main = _own_conjunct(_main_clause(since_comma))
     plain_before = _INDIFFERENT.sub(" ", main[-_EN_WINDOW:])
     tail = clause[max(start, end - 3) : end]
