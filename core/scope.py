@@ -30,7 +30,7 @@ from dataclasses import dataclass
 # English negators before the cue, within its clause (at most this many characters back).
 _EN_WINDOW = 48
 _EN_NEG = re.compile(
-    r"\b(no|not|never|without|nothing|nobody|none|zero|neither|nor|don't|doesn't|didn't|won't|isn't|aren't|wasn't"
+    r"\b(no|not|never|without|lack(?:s|ed|ing)?|nothing|nobody|none|zero|neither|nor|don't|doesn't|didn't|won't|isn't|aren't|wasn't"
     r"|can't|cannot|shouldn't|wouldn't|drop(?:ping|ped)?|rather than|instead of|other than|no longer|no need"
     r"|stop(?:ped)? (?:using|running|doing)|give up|away from|move off|forget(?: about)?|skip(?:ping)?)\b"
 )
@@ -61,7 +61,7 @@ _SUBJECT_OPENING = re.compile(r"^\W*((the|our|any|all|their|this|that|tight|deep
 _JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 # Japanese negation after the cue, up to the next clause link.
 _JA_NEG = re.compile(
-    r"ない|なく|なけれ|ません|ず(?:に|、|$)|ゼロ|皆無|不要|要らな|いらな|なし|無し|ではなく|じゃなく|以外|やめ|止め|予定はな|やらな|外し|諦め"
+    r"ない|なく|なけれ|ません|ず(?:に|、|$)|ゼロ|皆無|不在|不要|要らな|いらな|なし|無し|ではなく|じゃなく|以外|やめ|止め|予定はな|やらな|外し|諦め"
 )
 # "て" links two clauses when a new one follows it ("使って、…", "見て学習する": a comma, a space, kanji, katakana or a
 # Latin word), not in a progressive, auxiliary or contracted ending ("使っていません", "見ておく", "やってない") nor

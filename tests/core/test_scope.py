@@ -29,6 +29,11 @@ def _scope_of(clause: str, cue: str):  # type: ignore[no-untyped-def]
         ("同じ基盤にはこだわらない", "同じ基盤", False),
         ("運用担当は3人しかいません", "運用担当", False),  # "only three": no negation
         ("we need inference", "inference", False),
+        ("we lack anyone with hpc experience", "hpc experience", True),  # a verb of absence
+        ("the team is lacking hpc experience", "hpc experience", True),
+        ("it's not that we lack hpc experience", "hpc experience", False),
+        ("専任の運用者は不在", "専任の運用", True),
+        ("slack is where we talk about hpc experience", "hpc experience", False),  # not the word "lack"
     ],
 )
 def test_negation(clause: str, cue: str, negated: bool) -> None:
