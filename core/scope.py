@@ -27,6 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# Typographic apostrophes ("don’t", as phones and word processors type it) read as the ASCII one the patterns use;
+# one character for one, so positions in the clause stay the same.
+APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 # English negators before the cue, within its clause (at most this many characters back).
 _EN_WINDOW = 48
 _EN_NEG = re.compile(
@@ -38,7 +41,8 @@ _EN_NEG = re.compile(
 # further on when the cue opens its clause as the subject ("integration with the rest of our tooling is not
 # a priority").
 _EN_NEG_PREDICATE = (
-    r"\b((is|are|'s|'re) (off the table|gone|out|dropped|not (needed|required|planned|happening|a (requirement|priority|goal)))"
+    r"\b((is|are|'s|'re) (off the table|gone|out|dropped|missing|absent|lacking"
+    r"|not (needed|required|planned|happening|a (requirement|priority|goal)))"
     r"|(isn't|aren't) (needed|required|planned|happening|a (requirement|priority|goal)))\b"
 )
 _EN_NEG_AFTER = re.compile(r"^[^.;,]{0,16}?" + _EN_NEG_PREDICATE)
@@ -163,19 +167,31 @@ def _own_conjunct(before: str) -> str:
     return before[cuts[-1].start() :] if cuts else before
 
 
+def _window(before: str) -> str:
+    """The last ``_EN_WINDOW`` characters of ``before``, from a word's start: the end of a word cut in two is
+    no word ("casino" cut to "no" is no negator)."""
+    if len(before) <= _EN_WINDOW:
+        return before
+    cut = len(before) - _EN_WINDOW
+    while cut < len(before) and before[cut - 1].isalnum() and before[cut].isalnum():
+        cut += 1
+    return before[cut:]
+
+
 def scope(clause: str, start: int, end: int) -> Scope:
     """The scope of the cue at ``clause[start:end]`` (``clause`` NFKC-lower-cased, as the cues see it)."""
+    clause = clause.translate(APOSTROPHES)
     after = clause[end:]
     near_after = after[:28]
     ja = bool(_JA_CHAR.search(after[:24]))
     ja_after = _ja_after(after) if ja else ""
     since_comma = re.split(r"[,、]", clause[:start])[-1]  # the cue's part of the clause, up to the cue
-    indifferent = bool(_INDIFFERENT.search(since_comma[-_EN_WINDOW:] + clause[start:end] + near_after))
+    indifferent = bool(_INDIFFERENT.search(_window(since_comma) + clause[start:end] + near_after))
     # an indifference phrase's own negation word is not a negation of the cue, nor is a lexical negative
     # form that may begin inside the cue ("3人しかいません") or run past a clause link ("しなければならない"):
     # both are blanked, positions kept
     main = _own_conjunct(_main_clause(since_comma))
-    plain_before = _INDIFFERENT.sub(" ", main[-_EN_WINDOW:])
+    plain_before = _INDIFFERENT.sub(" ", _window(main))
     tail = clause[max(start, end - 3) : end]
     blanked = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, tail + after))
     plain_after = blanked[len(tail) : len(tail) + len(ja_after)]
@@ -208,6 +224,7 @@ def negation_mask(clause: str) -> list[bool]:
     >>> "".join("^" if m else "." for m in negation_mask("no gpus, 推論はしない"))
     '..^^^^^.^^^^^..'
     """
+    clause = clause.translate(APOSTROPHES)
     plain = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, clause))
     depth = [0] * len(clause)
     for m in _EN_NEG.finditer(plain):
@@ -243,6 +260,7 @@ def clause_negation(clause: str) -> ClauseNegation:
     >>> c.negators, c.lexical
     (0, 1)
     """
+    clause = clause.translate(APOSTROPHES)
     mask = negation_mask(clause)
     plain = _LEXICAL_NEG.sub(_blank, _INDIFFERENT.sub(_blank, clause))
     return ClauseNegation(

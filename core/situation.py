@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from core.scope import Scope, scope
+from core.scope import APOSTROPHES, Scope, scope
 from core.text import normalize
 
 FACETS_PATH = Path(__file__).with_name("facets.toml")
@@ -125,12 +125,14 @@ _LATIN_CJK_SPACE = re.compile(
 
 
 def cue_text(clause: str) -> str:
-    """A clause as the cues read it: NFKC, lower case, no space between Latin text and Japanese.
+    """A clause as the cues read it: NFKC, lower case, ASCII apostrophes, no space between Latin text and Japanese.
 
     >>> cue_text("Team は HPC 経験あり")
     'teamはhpc経験あり'
+    >>> cue_text("We don’t serve")
+    "we don't serve"
     """
-    return _LATIN_CJK_SPACE.sub("", normalize(clause))
+    return _LATIN_CJK_SPACE.sub("", normalize(clause).translate(APOSTROPHES))
 
 
 def _clauses(text: str) -> list[str]:

@@ -34,6 +34,10 @@ def _scope_of(clause: str, cue: str):  # type: ignore[no-untyped-def]
         ("it's not that we lack hpc experience", "hpc experience", False),
         ("専任の運用者は不在", "専任の運用", True),
         ("slack is where we talk about hpc experience", "hpc experience", False),  # not the word "lack"
+        ("we don\u2019t need inference", "inference", True),  # a typographic apostrophe
+        ("inference isn\u2019t needed", "inference", True),
+        ("hpc experience is missing on the team", "hpc experience", True),
+        ("casino " + "a" * 44 + " inference", "inference", False),  # "no", the end of a word the window cuts, is none
     ],
 )
 def test_negation(clause: str, cue: str, negated: bool) -> None:
@@ -41,6 +45,7 @@ def test_negation(clause: str, cue: str, negated: bool) -> None:
 
 
 def test_indifference_hedge_condition_and_tag_are_separate_features() -> None:
+    assert _scope_of("we don\u2019t mind two systems", "two systems").indifferent  # a typographic apostrophe
     assert _scope_of("同じ基盤にはこだわらない", "同じ基盤").indifferent
     assert _scope_of("we might serve the model later", "serve the model").hedged
     assert _scope_of("if we don't need inference", "inference").conditional
