@@ -145,9 +145,13 @@ def test_follow_ups_answer_the_new_turn_not_the_previous_one(
     assert answer.answer != first.answer
 
 
-def test_the_negated_inference_example_is_slurm_with_the_negation_shown(article_advisor: Advisor) -> None:
+@pytest.mark.parametrize("apostrophe", ["'", "\u2019"])  # as typed on a keyboard, and on a phone
+def test_the_negated_inference_example_is_slurm_with_the_negation_shown(
+    article_advisor: Advisor, apostrophe: str
+) -> None:
     # "ok?" asks for agreement: it does not undo the negation (the reader once read this as hybrid)
-    answer = article_advisor.ask("We don't need inference, ok? We run everything on on-prem racks. Which platform?")
+    question = "We don't need inference, ok? We run everything on on-prem racks. Which platform?"
+    answer = article_advisor.ask(question.replace("'", apostrophe))
     assert answer.verdict is not None and answer.verdict.value == "slurm"
     workload = answer.verdict.situation["workload"]
     assert workload.value == "training" and workload.negated and "inference" in workload.span
