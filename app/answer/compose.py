@@ -35,7 +35,7 @@ from app.retrieval.companions import original_units
 from app.retrieval.snapshot import Snapshot
 from core.contract import StoredChunk
 from core.text import content_tokens, normalize
-from core.units import code_window, holds_values
+from core.units import code_lines_shown, code_window, holds_values
 
 __all__ = ["QUOTES_HEADING", "RELATED_HEADING", "Draft", "compose", "related_lines"]
 
@@ -51,6 +51,7 @@ MAX_UNITS = 7  # measured 5/6/7/8 units: 145/151/154/156 of 228 (golden+holdout+
 PER_PASSAGE = 3
 UNIT_FLOOR = 0.65  # units scoring under this share of the best are not evidence enough
 REDUNDANT = 0.7  # word overlap at which a unit repeats one already chosen
+REPEAT_MIN_CHARS = 20  # content words of a line shorter than this are no sign of a repeat (as in the evals)
 
 
 def select_units(
@@ -162,6 +163,19 @@ def add_quote(quotes: list[str], quote: str) -> None:
         quotes.append(quote)
 
 
+def _words(unit: Unit) -> str:
+    """A unit's content words, the key by which the same line is known in two passages; "" for a line too short
+    to tell (a bare heading or "replicas: 1" may well stand in two quotes)."""
+    key = " ".join(content_tokens(unit.text))
+    return key if len(key) >= REPEAT_MIN_CHARS else ""
+
+
+def _all_quoted(code: Unit, units: Sequence[Unit], lines: Set[Unit]) -> bool:
+    """Whether every line of code block ``code`` is among ``lines`` (a block without line units never is)."""
+    own = code_lines_shown(code, units)
+    return bool(own) and all(u in lines for u in own)
+
+
 def is_howto_question(question: str) -> bool:
     return bool(_HOWTO.search(question))
 
@@ -186,10 +200,20 @@ def attach_followers(
     attached: dict[Unit, list[Unit]] = {}
     used: set[Unit] = {s.unit for s in ordered if s.unit.kind == "code"}
     code_shown = bool(used)
+    # the code lines a quote of a code line shows already (its window), so that a lead-in does not show them again
+    # as the short code block it announces ("Apply the following command…:" after that command's value quote)
+    lines_quoted = {line for u in (*quoted, *(s.unit for s in ordered)) for line in code_lines_shown(u, units)}
+    # the words shown so far in reading order (the value quotes come first): the same sentence can stand in two
+    # passages, and is shown once, where it comes first
+    shown_words = {_words(u) for u in quoted if u.kind != "code"} - {""}
+    repeats: set[Unit] = set()
     placed: set[Unit] = set()  # the quotes already given their place in the reading order
     for s in ordered:
         if s.unit in used and s.unit.kind != "code":
             continue  # shown under an earlier quote, so what it would bring is not shown through it
+        if s.unit.kind != "code" and _words(s.unit) in shown_words:  # "" never is
+            repeats.add(s.unit)
+            continue
         # an earlier quote keeps its place and what it brings: a later heading does not take it as one of its rows
         rows = brought_along(s.unit, units, scores, used | placed)
         placed.add(s.unit)
@@ -208,13 +232,17 @@ def attach_followers(
             rows = [after] if after is not None and after not in used | placed | quoted and not repeated else []
         if code_shown:
             rows = [r for r in rows if r.kind != "code"]
+        rows = [r for r in rows if not (r.kind == "code" and _all_quoted(r, units, lines_quoted))]
+        rows = [r for r in rows if r.kind == "code" or _words(r) not in shown_words]
+        shown_words.update(_words(u) for u in (s.unit, *rows) if u.kind != "code" and _words(u))
         code_shown = code_shown or any(r.kind == "code" for r in rows)
         if rows:
             attached[s.unit] = rows
             used.update(rows)
     # a heading stands for its rows: with all of them quoted already, it has nothing left to show
     bare = {s.unit for s in ordered if s.unit.kind == "heading" and s.unit not in attached and not holds_values(s.unit)}
-    return [s for s in ordered if (s.unit not in used or s.unit.kind == "code") and s.unit not in bare], attached
+    kept = [s for s in ordered if (s.unit not in used or s.unit.kind == "code") and s.unit not in bare | repeats]
+    return kept, attached
 
 
 MAX_SIBLINGS = 6
@@ -365,7 +393,14 @@ def related_lines(language: str, passages: Sequence[Passage], evidence: Evidence
             continue
         if s.unit.passage not in best or s.score > best[s.unit.passage].score:
             best[s.unit.passage] = s
-    top = sorted(best.values(), key=lambda s: -s.score)[:RELATED]
+    # the same sentence can stand in two passages (overlapping chunks, two pages): each related line adds news
+    top: list[ScoredUnit] = []
+    kept: list[set[str]] = []
+    for s in sorted(best.values(), key=lambda s: -s.score):
+        words = set(content_tokens(s.unit.text))
+        if len(top) < RELATED and not any(word_overlap(words, other) >= REDUNDANT for other in kept):
+            top.append(s)
+            kept.append(words)
     quotes = []
     for s in top:
         n = numbering.cite(passages[s.unit.passage], [s.unit.quote])

@@ -12,7 +12,7 @@ import pytest
 
 from app.answer import refusal, selector
 from app.answer.choose import Choice, settle
-from app.answer.compose import attach_followers
+from app.answer.compose import attach_followers, related_lines
 from app.answer.evidence import Evidence, ScoredUnit, brought_along
 from app.answer.features import COLUMN, FEATURES, Candidates, candidates
 from app.answer.lead import ANSWERABLE_FEATURES, answerable_features, choose_quotes, unit_scores
@@ -271,3 +271,43 @@ def test_a_quoted_sentence_goes_on_with_the_next_one_of_its_paragraph() -> None:
     elsewhere = split_units("It does not replace kube-scheduler.", "text", 1)[0]
     ordered, attached = attach_followers([ScoredUnit(first, 0.9), ScoredUnit(elsewhere, 0.5)], [*units, elsewhere])
     assert first not in attached and [s.unit for s in ordered] == [first, elsewhere]
+
+
+def test_a_lead_in_does_not_show_again_the_code_a_quoted_line_shows() -> None:
+    text = "Apply the following command to create a job with two workers:\n\n```\nkubectl apply -f job.yaml\n```"
+    units = split_units(text, "text", 0)
+    lead = next(u for u in units if u.kind == "sentence")
+    line = next(u for u in units if u.kind == "code_line")
+    assert [u.kind for u in brought_along(lead, units)] == ["code"]
+    # the command's line is a value's quote already: the lead-in shows only its own words
+    _, attached = attach_followers([ScoredUnit(lead, 0.9)], units, quoted={line})
+    assert lead not in attached
+    # with no line quoted it brings its code block
+    _, attached = attach_followers([ScoredUnit(lead, 0.9)], units)
+    assert [u.kind for u in attached[lead]] == ["code"]
+
+
+def test_a_row_another_quote_shows_in_its_own_words_is_not_shown_again() -> None:
+    announced = "Two cases can happen:\n\n- A node becomes NotReady.\n- Kueue looks for a replacement."
+    units = split_units(announced, "text", 0)
+    lead = units[0]
+    elsewhere = split_units("A node becomes NotReady.", "text", 1)[0]
+    _, attached = attach_followers([ScoredUnit(elsewhere, 0.9), ScoredUnit(lead, 0.8)], [*units, elsewhere])
+    assert [u.text for u in attached[lead]] == ["Kueue looks for a replacement."]
+    # and the other way round: shown as a row first, the same words are not a quote of their own after it
+    ordered, attached = attach_followers([ScoredUnit(lead, 0.9), ScoredUnit(elsewhere, 0.8)], [*units, elsewhere])
+    assert [u.text for u in attached[lead]] == ["A node becomes NotReady.", "Kueue looks for a replacement."]
+    assert [s.unit for s in ordered] == [lead]
+
+
+def test_related_lines_do_not_repeat_a_sentence_two_passages_hold() -> None:
+    same = "Slurm allows a reservation to be repeated on one of several predefined intervals."
+    texts = [same, same, "Reservations may include all nodes of a partition.", "Licenses can be reserved too."]
+    passages = [
+        Passage(chunk_id=f"d{n}#0", doc_id=f"d{n}", title="T", url="https://example.test", text=t)
+        for n, t in enumerate(texts)
+    ]
+    units = [split_units(t, "text", n)[0] for n, t in enumerate(texts)]
+    scored = [ScoredUnit(u, 0.9 - 0.1 * n) for n, u in enumerate(units)]
+    draft = related_lines("en", passages, Evidence(scored, units))
+    assert [q.text for q in draft.quotes] == [same, texts[2], texts[3]]
