@@ -231,6 +231,11 @@ class Quote(BaseModel):
     follower_markdown: list[str] = Field(
         default_factory=list, description="Each follower's verbatim Markdown (a table row under its header)."
     )
+    about: str = Field(
+        "",
+        description="For a sentence of a definition list that does not name its term, the term it belongs to "
+        '("PriorityCalcPeriod" for "The default value is 5 (minutes)."): every renderer shows it before the text.',
+    )
     role: QuoteRole = Field("support", description="value, support, against (the verdict), related (not stated).")
     score: float | None = Field(None, description="The answer selector's probability that the unit answers.")
     translation_of: str | None = None

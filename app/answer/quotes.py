@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from app.answer.values import without_links
 from app.models import AnswerType, Passage, Quote, QuoteRole, ValueSpan
 from core.text import join_sentences
-from core.units import Unit, code_language, code_window
+from core.units import Unit, code_language, code_window, unit_keys
 
 # The quotes a user reads first; the rest is folded under "More from the documents".
 LEAD_QUOTES = 3
@@ -56,6 +56,7 @@ def make_quote(
         if at >= 0:
             spans.append(ValueSpan(part=part, value=value, answer_type=answer_type, start=at, end=at + len(value)))
     return Quote(
+        about=about(unit),
         n=n,
         doc_id=passage.doc_id,
         chunk_id=passage.chunk_id,
@@ -77,6 +78,21 @@ def make_quote(
         translation_of=passage.translation_of,
         original=original,
     )
+
+
+def about(unit: Unit) -> str:
+    """The term of a definition list that sentence ``unit`` belongs to, when the sentence does not name it: a
+    parameter reference flattened into one paragraph ("PriorityCalcPeriod: The period … The default value is 5
+    (minutes).") says only in its first sentence what the next ones are about. "" for anything else.
+
+    >>> from core.units import split_units
+    >>> [about(u) for u in split_units("CalcPeriod: The period. The default is 5. MaxAge: The age. The default is 7.")]
+    ['', 'CalcPeriod', '', 'MaxAge']
+    """
+    if unit.kind != "sentence":
+        return ""
+    terms = [t.strip() for t in unit_keys(unit).split(" > ") if t.strip()]
+    return " › ".join(terms) if terms and terms[-1] not in unit.text else ""
 
 
 def _offsets(text: str, unit: Unit) -> tuple[int, int]:
@@ -112,7 +128,8 @@ def quote_lines(quote: Quote, language: str) -> list[str]:
         return [f"- {label} [{quote.n}]:", *body]
     if quote.kind == "code":
         return [f"- {'例' if ja else 'Example'} [{quote.n}]:", *("  " + line for line in quote.text.splitlines())]
-    lines = [f"- {join_sentences([bolded(quote), *going_on(quote)])} [{quote.n}]"]
+    about = f"*{quote.about}* — " if quote.about else ""
+    lines = [f"- {about}{join_sentences([bolded(quote), *going_on(quote)])} [{quote.n}]"]
     for text, kind in zip(quote.followers, quote.follower_kinds, strict=False):
         if kind != "sentence":
             lines.extend(("  " + line for line in text.splitlines()) if kind == "code" else [f"  - {text}"])

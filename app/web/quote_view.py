@@ -118,7 +118,8 @@ def quote_html(quote: Quote, citations: Sequence[Citation], key: str, lang: str)
     elif quote.kind == "heading" and quote.followers:
         body = f"{label}<b>{esc(quote.text)}</b>{marker}{_followers_html(quote)}"
     else:
-        body = f"{label}{_with_values(quote)}{esc(_going_on(quote))}{marker}{_followers_html(quote)}"
+        about = f'<span class="about">{esc(quote.about)}</span> — ' if quote.about else ""
+        body = f"{label}{about}{_with_values(quote)}{esc(_going_on(quote))}{marker}{_followers_html(quote)}"
     if quote.original and quote.original.strip() != quote.text.strip():
         body += (
             f'<details class="original-of"><summary>{esc(t("original", lang))}</summary>'
@@ -148,7 +149,8 @@ def quote_text(quote: Quote, lang: str) -> list[str]:
     label = f"({t('against', lang)}) " if quote.role == "against" else ""
     if quote.kind in _BLOCK_KINDS:
         return [f"- {label}[{quote.n}]", *(f"  {line}" for line in (quote.markdown or quote.text).splitlines())]
-    lines = [f"- {label}{quote.text}{_going_on(quote)} [{quote.n}]"]
+    about = f"{quote.about} — " if quote.about else ""
+    lines = [f"- {label}{about}{quote.text}{_going_on(quote)} [{quote.n}]"]
     for kind, body in _follower_groups(quote):
         lines += [f"  {line}" for line in body.splitlines()] if kind in ("table", "code") else [f"  - {body}"]
     return lines

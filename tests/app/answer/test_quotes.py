@@ -95,3 +95,15 @@ def test_a_sentence_goes_on_with_the_next_on_its_line_and_a_lead_in_lists_what_i
         "  - holds quota",
     ]
     assert going_on(make_quote(lead_in, 3, listed, [lead_in, *items], attached=items)) == []
+
+
+def test_a_sentence_of_a_parameter_list_carries_the_parameter_it_does_not_name() -> None:
+    text = "PriorityCalcPeriod: The period of recalculation. The default value is 5 (minutes). PriorityMaxAge: The age."
+    p = _passage(text)
+    units = split_units(p.text, "text", 0)
+    quoted = [make_quote(u, 1, p, units) for u in units]
+    assert [q.about for q in quoted] == ["", "PriorityCalcPeriod", ""]
+    assert quote_lines(quoted[1], "en") == ["- *PriorityCalcPeriod* — The default value is 5 (minutes). [1]"]
+    # outside a parameter list a sentence is about nothing more than it says
+    plain = _passage("Kueue manages quotas. The default is 5.")
+    assert [make_quote(u, 1, plain, []).about for u in split_units(plain.text, "text", 0)] == ["", ""]

@@ -69,3 +69,12 @@ def test_a_sentence_goes_on_in_its_line_and_a_lead_in_shows_what_it_announces() 
     assert quote_text(lead_in, "en") == [
         "- Kueue manages quotas. [2]", "  - admits jobs", "  kubectl apply -f queue.yaml",
     ]  # fmt: skip
+
+
+def test_a_sentence_of_a_parameter_list_says_which_parameter_it_is_about() -> None:
+    q = Quote(
+        n=1, doc_id="d", chunk_id="d#0", kind="sentence", text="The default value is 5 (minutes).", about="CalcPeriod"
+    )
+    html = quote_html(q, [], "a1", "en")
+    assert '<span class="about">CalcPeriod</span> — The default value is 5 (minutes).' in html
+    assert quote_text(q, "en") == ["- CalcPeriod — The default value is 5 (minutes). [1]"]
