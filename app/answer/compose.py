@@ -80,7 +80,7 @@ def select_units(
         if s.unit.kind == "code" and any(c.unit.kind == "code" for c in chosen):
             continue  # one example is enough; more would crowd out the explanation
         words = set(content_tokens(s.unit.text))
-        if any(word_overlap(words, other) >= REDUNDANT for other in kept):
+        if repeats(words, kept):
             continue
         kept.append(words)
         per_passage[s.unit.passage] = per_passage.get(s.unit.passage, 0) + 1
@@ -94,6 +94,11 @@ def word_overlap(a: set[str], b: set[str]) -> float:
     if not a or not b:
         return float(a == b)
     return len(a & b) / min(len(a), len(b))
+
+
+def repeats(words: set[str], kept: Sequence[set[str]]) -> bool:
+    """Whether a unit with these content words mostly repeats one already chosen (``REDUNDANT`` overlap)."""
+    return any(word_overlap(words, other) >= REDUNDANT for other in kept)
 
 
 @dataclass
@@ -234,7 +239,8 @@ def attach_followers(
             rows = [r for r in rows if r.kind != "code"]
         rows = [r for r in rows if not (r.kind == "code" and _all_quoted(r, units, lines_quoted))]
         rows = [r for r in rows if r.kind == "code" or _words(r) not in shown_words]
-        shown_words.update(_words(u) for u in (s.unit, *rows) if u.kind != "code" and _words(u))
+        shown_words.update(_words(u) for u in (s.unit, *rows) if u.kind != "code")
+        shown_words.discard("")
         code_shown = code_shown or any(r.kind == "code" for r in rows)
         if rows:
             attached[s.unit] = rows
@@ -398,7 +404,7 @@ def related_lines(language: str, passages: Sequence[Passage], evidence: Evidence
     kept: list[set[str]] = []
     for s in sorted(best.values(), key=lambda s: -s.score):
         words = set(content_tokens(s.unit.text))
-        if len(top) < RELATED and not any(word_overlap(words, other) >= REDUNDANT for other in kept):
+        if len(top) < RELATED and not repeats(words, kept):
             top.append(s)
             kept.append(words)
     quotes = []

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from app.answer.compose import REDUNDANT, word_overlap
+from app.answer.compose import repeats
 from app.answer.evidence import ScoredUnit, brought_along, followers
 from app.answer.features import COLUMN, FEATURES, Candidates
 from app.answer.locate import Located, PartQuery
@@ -185,7 +185,7 @@ def choose_quotes(
         if unit.kind == "code_line" and any(u in shown for u in window):
             continue  # its window would repeat lines a chosen code quote already shows
         words = set(content_tokens(unit.text))
-        if any(word_overlap(words, other) >= REDUNDANT for other in kept):
+        if repeats(words, kept):
             continue
         brings = brought_along(unit, cands.units, scores)
         if _prose(unit) and (unit.text in shown_texts or (brings and all(b.text in shown_texts for b in brings))):
