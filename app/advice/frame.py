@@ -3,13 +3,13 @@
 A short turn that only names a new thing ("And Volcano?", "KAI Schedulerだと？", "what about the default?")
 asks the previous question again about that thing: the previous question is rewritten with the new
 subject put where its subject was, so its answer type, attribute and parts carry over. Where the new thing
-goes, in order: a product or platform replaces the previous product or platform alike; the other end of a
-scale replaces its opposite (in the previous question's language); a new identifier (``MaxJobCount``, any
-word typed as code) the previous identifier; a phrase the words it shares; a thing with a value of its own
-("1.18以前のリリース") is asked of the previous subject; a product's "XのY" the previous product's; the thing
-an earlier follow-up put in (a chain: "and Helm?", "And NCCL?"); what the previous question asks about its
-product ("3Dトーラス" over "Slurmのtreeトポロジ", never the value asked); an undocumented name the platform a
-product depends on. The rewrite works across languages: a name is the same word in both.
+goes, in order: a product or platform replaces the previous product or platform alike (with the version written
+after it: "Slinky v1.2"); the other end of a scale replaces its opposite (in the previous question's language); a
+new identifier (``MaxJobCount``, any word typed as code) the previous identifier; a phrase the words it shares;
+a thing with a value of its own ("1.18以前のリリース") is asked of the previous subject; a product's "XのY" the
+previous product's (a product of several words whole: "MPI OperatorのMPIJob"); the thing an earlier follow-up
+put in (a chain: "and Helm?", "And NCCL?"); what the previous question asks about its product ("3Dトーラス" over
+"Slurmのtreeトポロジ", never the value asked); an undocumented name the platform a product depends on. The rewrite works across languages: a name is the same word in both.
     >>> reframe("And Volcano?", "Which apiVersion do Kueue Topology objects use?", {"Kueue", "Volcano"})
     'Which apiVersion do Volcano Topology objects use?'
     >>> reframe("Slurmだと？", "Kubernetesで GPU を2枚要求するにはどう書く？", set())
@@ -135,8 +135,16 @@ def _mentions(text: str, word: str) -> bool:
     return bool(re.search(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", text, re.I))
 
 
-def _replace(text: str, old: str, new: str) -> str:
-    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(old)}(?![A-Za-z0-9])", lambda _: new, text, count=0, flags=re.I)
+# A version written right after a product's name is that product's ("the Slinky slurm-operator v1.2").
+_VERSION_AFTER = r"(?:\s+v?\d+(?:\.\d+)+|\s+v\d+)?(?![A-Za-z0-9.])"
+
+
+def _replace(text: str, old: str, new: str, versioned: bool = False) -> str:
+    """``text`` with ``new`` in place of ``old``; with ``versioned``, a version of ``old`` written right after
+    it goes too: "And for Soperator?" after "… required by the Slinky slurm-operator v1.2?" asks of Soperator,
+    not of a Soperator v1.2 nobody named."""
+    after = _VERSION_AFTER if versioned else r"(?![A-Za-z0-9])"
+    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(old)}{after}", lambda _: new, text, count=0, flags=re.I)
 
 
 def reframe(question: str, previous: str, names: Collection[str] = (), last_thing: str | None = None) -> str | None:
@@ -160,7 +168,7 @@ def reframe(question: str, previous: str, names: Collection[str] = (), last_thin
         ]
         old = alike or _products(previous, names)
         same = old and normalize(old[0]) == normalize(product[0])
-        return _replace(previous, old[0], product[0]) if old and not same else None
+        return _replace(previous, old[0], product[0], versioned=True) if old and not same else None
     opposite = _opposite(thing, previous)
     if opposite is not None:
         return opposite
@@ -218,10 +226,24 @@ def _align(thing: str, previous: str) -> str | None:
     return None
 
 
-_OWNED = re.compile(
-    r"([A-Za-z0-9][A-Za-z0-9._+/-]*[一-龠々]*|[ァ-ヶー]+)の"
-    r"((?:[A-Za-z0-9](?:[A-Za-z0-9._+/ -]*[A-Za-z0-9])?)?(?:[ァ-ヶー]+|[一-龠々]+)*)"
-)
+# "AのB": A a word (Latin, katakana, or a name with a kanji suffix), B what A has.
+_OWNED_TAIL = r"((?:[A-Za-z0-9](?:[A-Za-z0-9._+/ -]*[A-Za-z0-9])?)?(?:[ァ-ヶー]+|[一-龠々]+)*)"
+_OWNED = re.compile(r"([A-Za-z0-9][A-Za-z0-9._+/-]*[一-龠々]*|[ァ-ヶー]+)の" + _OWNED_TAIL)
+
+
+def _owned_by_products(previous: str, names: Collection[str]) -> list[re.Match[str]]:
+    """Every "AのB" of ``previous`` whose A is a product or platform, in order; a product of several words
+    whole ("MPI OperatorのMPIJob"), not its last word."""
+    several = [p for p in _products(previous, names) if " " in p]
+    found = [
+        m for p in several for m in re.finditer(rf"(?<![A-Za-z0-9])({re.escape(p)})の{_OWNED_TAIL}", previous, re.I)
+    ]
+    found += [
+        m
+        for m in _OWNED.finditer(previous)
+        if _products(m.group(1), names) and not any(f.start() <= m.start() < f.end() for f in found)
+    ]
+    return sorted(found, key=lambda m: m.start())
 
 
 def _owned(thing: str, previous: str, names: Collection[str]) -> str | None:
@@ -230,7 +252,7 @@ def _owned(thing: str, previous: str, names: Collection[str]) -> str | None:
     mine = _OWNED.fullmatch(thing)
     if mine is None or not _products(mine.group(1), names):
         return None
-    m = next((m for m in _OWNED.finditer(previous) if _products(m.group(1), names)), None)
+    m = next(iter(_owned_by_products(previous, names)), None)
     if m is None:
         return None
     if cued_types(m.group(2)) and mine.group(2).isascii() and not cued_types(mine.group(2)):
@@ -248,9 +270,9 @@ def _topic(thing: str, previous: str, names: Collection[str]) -> str | None:
     value asked ("Slurmのバージョン") is the attribute, which stays."""
     if re.fullmatch(r"[a-z]+", thing):
         return None  # one plain word may be a modifier ("newest"), not a thing of its own
-    for m in _OWNED.finditer(previous):
+    for m in _owned_by_products(previous, names):
         owned = m.group(2)
-        if owned and _products(m.group(1), names) and not cued_types(owned):
+        if owned and not cued_types(owned):
             return previous[: m.start(2)] + thing + previous[m.end(2) :]
     return None
 

@@ -167,6 +167,30 @@ NAMES_LONG = {*NAMES, "Kubeflow MPI Operator", "Slurm", "Kubernetes"}
         ),
         # a clause is no thing to put in a slot
         ("Slurmのringトポロジはどのプラグイン？", "置換を一度だけ試すモードは？", None),
+        # a product of several words owns its "のB" whole, and a new product's "XのY" takes its place
+        (
+            "Kubeflow MPI OperatorのMPIJobのapiVersionは？",
+            "KueueのResourceFlavorは？",
+            "KueueのResourceFlavorのapiVersionは？",
+        ),
+        (
+            "KAI SchedulerのPyTorchJobのサンプルでPodはいくつ？",
+            "BatchJobは？",
+            "KAI SchedulerのBatchJobのサンプルでPodはいくつ？",
+        ),
+        # a version written after the product replaced was that product's: it goes with it
+        (
+            "What is the minimum Kubernetes version required by Slinky v1.2?",
+            "And for Volcano?",
+            "What is the minimum Kubernetes version required by Volcano?",
+        ),
+        (
+            "Which Kueue 0.14 annotation packs a PodSet into a rack?",
+            "And Volcano?",
+            "Which Volcano annotation packs a PodSet into a rack?",
+        ),
+        # ... a version of another product stays
+        ("Does Volcano support Kubernetes 1.34?", "And Kueue?", "Does Kueue support Kubernetes 1.34?"),
     ],
 )
 def test_reframe_slots(previous: str, question: str, rewritten: str | None) -> None:
