@@ -81,7 +81,8 @@ _SOFT = re.compile(
     r",?\s+(?:and|also|plus|as well as)\s+(?:also\s+)?|,\s+|と?、\s*|(?:また|あと|それと|それから)、?|と(?!、)"
 )
 _PLURAL = re.compile(
-    r"\b(flags|options|lines|settings|fields|keys|annotations|labels|parameters|variables|commands|values|names"
+    # a word after "that", "who" or "it" is its verb ("the label that names a rack"), not a plural noun
+    r"(?<!\bthat )(?<!\bwho )(?<!\bit )\b(flags|options|lines|settings|fields|keys|annotations|labels|parameters|variables|commands|values|names"
     r"|components|resources|plugins|steps|sysctls|entries)\b|(どんな|どの|何).{0,8}(たち|ら|一覧)|それぞれ|全部|すべて|流れ|手順"
 )
 

@@ -146,3 +146,16 @@ def test_a_follow_up_without_a_kind_inherits_the_previous_value_kind(
     typed = inherit_type(analyse(follow_up), analyse(previous))
     assert typed.answer_type == expected
     assert [p.answer_type for p in typed.parts] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("question", "plural"),
+    [
+        ("Which widgetd flag sets the label that names a rack?", False),
+        ("Which option is it that lists the nodes?", False),
+        ("Which flags make a reservation repeat?", True),
+        ("Which components own autoscaling?", True),
+    ],
+)
+def test_a_verb_after_that_or_it_is_no_plural_noun(question: str, plural: bool) -> None:
+    assert analyse(question).parts[0].plural is plural
