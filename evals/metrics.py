@@ -113,6 +113,17 @@ def repeats_a_line(answer: Answer) -> bool:
     return False
 
 
+def announces_nothing(answer: Answer) -> bool:
+    """Whether a quote of the lead ends by announcing what follows ("…with the following flags:", "使用例：") and
+    shows nothing under it: the list, table or code it announces is not there."""
+    for quote in answer.lead:
+        brought = [k for k in quote.follower_kinds if k != "sentence"]
+        last = quote.followers[-1] if quote.followers and quote.follower_kinds[-1:] == ["sentence"] else quote.text
+        if quote.kind in ("sentence", "item") and not brought and last.rstrip().endswith((":", "：")):
+            return True
+    return False
+
+
 def missing_groups(text: str, groups: Sequence[Sequence[str]]) -> list[list[str]]:
     """The must_include groups none of whose alternatives match ``text`` (already normalised)."""
     return [list(group) for group in groups if not any(compile_pattern(p).search(text) for p in group)]
@@ -209,6 +220,7 @@ class CaseScore(BaseModel):
     value_line_right: bool | None = Field(None, description="A key fact of the case is in the value line.")
     answer_chars: int = Field(0, description="Length of what the user reads first (Answer.answer).")
     repeats: bool = Field(False, description="The lead shows a line twice (``repeats_a_line``).")
+    announces_nothing: bool = Field(False, description="A lead quote announces what it does not show.")
     expected_situation: dict[str, str] | None = None
     situation: dict[str, str] | None = Field(None, description="The situation the system read (selection cases).")
     asked_situation: bool = Field(False, description="The answer asked for the user's situation (``needs``).")
@@ -275,6 +287,7 @@ def score_case(
         value_line_right=value_right,
         answer_chars=len(answer.answer),
         repeats=repeats_a_line(answer),
+        announces_nothing=announces_nothing(answer),
         missing=missing,
         expected_docs=list(case.sources),
         retrieved_docs=docs,

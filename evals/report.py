@@ -29,6 +29,7 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("value_line_coverage", "value-line coverage (answerable)"),
     ("median_answer_chars", "median answer length (chars)"),
     ("leads_repeating", "leads that show a line twice"),
+    ("leads_announcing_nothing", "leads that announce what they do not show"),
     ("accuracy_ja", "  accuracy (ja)"),
     ("accuracy_en", "  accuracy (en)"),
     ("context_recall", "key facts in contexts"),
@@ -74,7 +75,7 @@ def fmt(key: str, value: float | int | None) -> str:
         return f"{value:,.0f} ms"
     if key in (
         "errors", "verdict_on_factual", "decisions_on_factual", "answerable_refused", "median_answer_chars",
-        "leads_repeating",
+        "leads_repeating", "leads_announcing_nothing",
     ):  # fmt: skip
         return str(int(value))
     return f"{value:.3f}"

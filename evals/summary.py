@@ -60,6 +60,9 @@ class Summary(BaseModel):
     value_lines: int = 0
     median_answer_chars: float | None = Field(None, description="Median length of what the user reads first.")
     leads_repeating: int = Field(0, description="Answers whose lead shows a line twice.")
+    leads_announcing_nothing: int = Field(
+        0, description="Answers whose lead quotes an announcement ('…the following flags:') without what it announces."
+    )
     intervals: dict[str, tuple[float, float]] = Field(
         default_factory=dict, description="95 % bootstrap intervals of the headline figures."
     )
@@ -94,6 +97,7 @@ def summarize(scores: Sequence[CaseScore]) -> Summary:
         value_lines=len(lines),
         median_answer_chars=percentile([float(s.answer_chars) for s in scores if not s.refused], 50),
         leads_repeating=sum(1 for s in scores if s.repeats),
+        leads_announcing_nothing=sum(1 for s in scores if s.announces_nothing),
         intervals={k: ci for k, v in headline.items() if (ci := interval(v)) is not None},
         cases=len(scores),
         errors=sum(1 for s in scores if s.error is not None),

@@ -253,3 +253,24 @@ def test_a_lead_that_shows_a_line_twice_is_counted() -> None:
     assert [metrics.repeats_a_line(a) for a in (twice, once, short)] == [True, False, False]
     scores = [score_case(make_case(), a, 1.0) for a in (twice, once)]
     assert [s.repeats for s in scores] == [True, False] and summarize(scores).leads_repeating == 1
+
+
+def test_a_lead_that_announces_what_it_does_not_show_is_counted() -> None:
+    def quote(text: str, followers: tuple[str, ...] = (), kinds: tuple[str, ...] = (), kind: str = "sentence") -> Quote:
+        return Quote(
+            n=1, doc_id="d", chunk_id="d#1", kind=kind, text=text, followers=list(followers), follower_kinds=list(kinds)
+        )
+
+    bare = quote("To disable it, start the kubelet with the following flags:")
+    ja_bare = quote("使用例：")
+    with_code = quote(
+        "To disable it, start the kubelet with the following flags:", ("--feature-gates=X=false",), ("code",)
+    )
+    # a sentence that goes on with the announcing one still announces nothing it shows
+    going_on = quote("The flag is beta.", ("To disable it, use:",), ("sentence",))
+    plain = quote("The flag is beta.")
+    code = quote("key: value:", kind="code")
+    answers = [make_answer("...", ["d"], lead=[q]) for q in (bare, ja_bare, with_code, going_on, plain, code)]
+    assert [metrics.announces_nothing(a) for a in answers] == [True, True, False, True, False, False]
+    scores = [score_case(make_case(), a, 1.0) for a in answers]
+    assert summarize(scores).leads_announcing_nothing == 3
