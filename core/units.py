@@ -420,8 +420,13 @@ def _is_code_evidence(unit: Unit) -> bool:
     return not INJECTION.search(unit.text) and not _FIGURE.match(unit.text.strip())
 
 
+def announces(sentence: str) -> bool:
+    """Whether a sentence announces what follows it ("…three things:", "as follows", "次のとおり")."""
+    return bool(_LEAD_IN.search(sentence))
+
+
 def is_lead_in(unit: Unit) -> bool:
-    return unit.kind == "heading" or (unit.kind in ("sentence", "item") and bool(_LEAD_IN.search(unit.quote)))
+    return unit.kind == "heading" or (unit.kind in ("sentence", "item") and announces(unit.quote))
 
 
 # What the embedder reads of one unit: its section heading (and a code line's key path) as context, then the

@@ -7,7 +7,8 @@ block is a verbatim slice of the body. Blocks are never cut unless a single bloc
 own; then a list item or quote holding code or a table is first cut around them, a table is cut
 between rows with its header repeated, a list item between its lines (sub-items), a paragraph between
 sentences (Japanese 。！？ and English .!?), a code block between lines with its fences repeated, and
-only as a last resort a line mid-way.
+only as a last resort a line mid-way. A paragraph that ends by announcing what follows ("…with the following
+flags:") goes into the chunk of the code block, table or list it announces.
 
 Deliberately left out: overlap between chunks (sections and contextual headers already give context),
 and headings inside the chunk text (they travel as ``section``).
@@ -25,8 +26,9 @@ from dataclasses import dataclass
 
 from core import markdown as md
 from core.text import split_sentences
+from core.units import announces
 
-CHUNKER_VERSION = "md-structure-6"  # bump whenever the same body can chunk differently
+CHUNKER_VERSION = "md-structure-7"  # bump whenever the same body can chunk differently
 
 Fits = Callable[[str], bool]
 # A splitter cuts text into (separator, piece) pairs that concatenate back to it; a separator is
@@ -298,6 +300,21 @@ def chunk_markdown(
     return chunks
 
 
+# What a paragraph ending in a colon announces: the block right after it.
+_ANNOUNCED = ("code", "table", "list")
+
+
+def _announces(paragraph: str) -> bool:
+    """Whether a paragraph's last sentence announces the block after it ("…with the following flags:",
+    "Some examples are shown below.", "設定例は次のとおり。"), as the answer step reads a lead-in.
+
+    >>> _announces("Enroot imports images. Usage example:"), _announces("Usage example: see the README. It is fast.")
+    (True, False)
+    """
+    sentences = [s for s in split_sentences(paragraph.strip()) if s.strip()]
+    return bool(sentences) and announces(sentences[-1])
+
+
 def _prefixed(fits: Fits, head: str) -> Fits:
     return lambda text: fits(head + text)
 
@@ -321,8 +338,15 @@ def _pack_section(
         # is already big enough: keeping them separate makes each one quotable on its own.
         separate = kind in ("table", "code") and len("\n\n".join(texts)) >= min_chars
         if texts and (not _ok(candidate, max_chars, fits) or separate):
-            out.append(RawChunk(section, "\n\n".join(texts), _kind_of(kinds)))
-            texts, kinds = [], []
+            carried: list[tuple[str, str]] = []
+            # "To disable, start the kubelet with the following flags:" goes with the flags it announces: a
+            # chunk that ends in an announcement shows nothing of what it announces
+            announced = kind in _ANNOUNCED and kinds[-1] == "text" and _announces(texts[-1])
+            if announced and _ok(f"{texts[-1]}\n\n{text}", max_chars, fits):
+                carried = [(kinds.pop(), texts.pop())]
+            if texts:
+                out.append(RawChunk(section, "\n\n".join(texts), _kind_of(kinds)))
+            texts, kinds = [t for _, t in carried], [k for k, _ in carried]
         texts.append(text)
         kinds.append(kind)
     if texts:

@@ -269,6 +269,51 @@ def test_a_code_block_that_fits_stays_whole() -> None:
     assert_within_limits(chunks, 250)
 
 
+def test_a_paragraph_announcing_a_code_block_goes_into_its_chunk() -> None:
+    # the code block starts a chunk of its own; the paragraph that announces it must not stay behind
+    lead_in = "To disable it, the kubelet must be started with the following flags:"
+    code = "```\n--feature-gates=KubeletPodResourcesGet=false\n```"
+    body = "The endpoint is enabled by default. " * 5 + "\n\n" + lead_in + "\n\n" + code
+    chunks = chunk_markdown(body, 300, 60)
+    holding = [c for c in chunks if code in c.text]
+    assert len(holding) == 1 and holding[0].text.startswith(lead_in)
+    assert all(not c.text.rstrip().endswith(":") for c in chunks)
+    assert_within_limits(chunks, 300)
+
+
+@pytest.mark.parametrize(
+    ("after", "kind"),
+    [
+        ("| a | b |\n|---|---|\n" + "| 1 | 2 |\n" * 8, "table"),
+        ("\n".join(f"- item {n} of the list, written long enough to need a chunk" for n in (1, 2)), "list"),
+        ("```\n" + "run a step\n" * 8 + "```", "code"),
+    ],
+)
+def test_an_announcement_in_either_language_travels_with_its_block(after: str, kind: str) -> None:
+    for lead_in in ("Some example configurations are shown below.", "設定例は次のとおりです："):
+        body = "本文の段落です。" * 15 + "\n\n" + lead_in + "\n\n" + after
+        chunks = chunk_markdown(body, 200, 60)
+        holding = next(c for c in chunks if after.splitlines()[0] in c.text)
+        assert lead_in in holding.text and holding.kind == kind, (lead_in, [c.text for c in chunks])
+
+
+def test_an_announcement_that_does_not_fit_with_its_block_stays_where_it_is() -> None:
+    lead_in = "Here is the whole manifest:"
+    code = "```yaml\n" + "\n".join(f"key{i}: value{i}" for i in range(12)) + "\n```"
+    body = "Intro sentence. " * 10 + "\n\n" + lead_in + "\n\n" + code
+    chunks = chunk_markdown(body, len(code) + 5, 60)
+    assert any(c.text.endswith(lead_in) for c in chunks)
+    assert any(c.text == code for c in chunks)
+    assert_within_limits(chunks, len(code) + 5)
+
+
+def test_a_paragraph_that_announces_nothing_stays_in_its_chunk() -> None:
+    code = "```\n" + "\n".join(f"run step {i}" for i in range(8)) + "\n```"
+    body = "Plain words. " * 12 + "\n\nIt is fast.\n\n" + code
+    chunks = chunk_markdown(body, 300, 60)
+    assert [c.text for c in chunks][1:] == [code] and chunks[0].text.endswith("It is fast.")
+
+
 def test_an_oversized_code_block_is_cut_between_lines_with_fences_repeated() -> None:
     lines = [f"echo step-{i:03d}" for i in range(60)]
     body = "```bash\n" + "\n".join(lines) + "\n```\n"
