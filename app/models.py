@@ -236,6 +236,11 @@ class Quote(BaseModel):
         description="For a sentence of a definition list that does not name its term, the term it belongs to "
         '("PriorityCalcPeriod" for "The default value is 5 (minutes)."): every renderer shows it before the text.',
     )
+    intro: str = Field(
+        "",
+        description='For a code block or code window, the sentence right before it that announces it ("Install the '
+        'slurm-operator and its CRDs:"): every renderer shows it above the code, where a generic label would be.',
+    )
     role: QuoteRole = Field("support", description="value, support, against (the verdict), related (not stated).")
     score: float | None = Field(None, description="The answer selector's probability that the unit answers.")
     translation_of: str | None = None

@@ -420,6 +420,17 @@ def _is_code_evidence(unit: Unit) -> bool:
     return not INJECTION.search(unit.text) and not _FIGURE.match(unit.text.strip())
 
 
+def announcer(unit: Unit, units: Sequence[Unit]) -> Unit | None:
+    """The sentence or list item that announces the code block holding ``unit`` (the block, or one of its
+    lines): the last unit of the paragraph or list right before the block, when it announces what follows
+    ("Install the slurm-operator and its CRDs:"). None for anything else."""
+    if unit.kind not in ("code", "code_line"):
+        return None
+    before = [u for u in units if u.passage == unit.passage and u.block == unit.block - 1]
+    last = before[-1] if before else None
+    return last if last is not None and last.kind in ("sentence", "item") and is_lead_in(last) else None
+
+
 def announces(sentence: str) -> bool:
     """Whether a sentence announces what follows it ("…three things:", "as follows", "次のとおり")."""
     return bool(_LEAD_IN.search(sentence))

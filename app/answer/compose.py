@@ -35,7 +35,7 @@ from app.retrieval.companions import original_units
 from app.retrieval.snapshot import Snapshot
 from core.contract import StoredChunk
 from core.text import content_tokens, normalize
-from core.units import code_lines_shown, code_window, holds_values
+from core.units import announcer, code_lines_shown, code_window, holds_values
 
 __all__ = ["QUOTES_HEADING", "RELATED_HEADING", "Draft", "compose", "related_lines"]
 
@@ -320,12 +320,14 @@ def compose(
     quotes: list[Quote] = []
     for unit in value_units:
         values = [(loc.part, loc.span.text, loc.answer_type) for loc in located if loc.unit == unit]
-        n = numbering.cite(passages[unit.passage], [unit_quote(unit, evidence.units)])
+        n = numbering.cite(
+            passages[unit.passage], [*_intro_quote(unit, evidence.units), unit_quote(unit, evidence.units)]
+        )
         quotes.append(make_quote(unit, n, passages[unit.passage], evidence.units, values=values, role="value"))
     for s in ordered:
         p = passages[s.unit.passage]
         with_followers = [s.unit, *attached.get(s.unit, [])]
-        n = numbering.cite(p, [u.quote for u in with_followers])
+        n = numbering.cite(p, [*_intro_quote(s.unit, evidence.units), *(u.quote for u in with_followers)])
         original = ""
         if p.translation_of and snap is not None:
             # a translation is not the publisher's wording: the original's words go with it
@@ -337,7 +339,76 @@ def compose(
                 original=original,
             )
         )  # fmt: skip
-    return Draft(lines, numbering.citations(), verdict, findings, quotes)
+    return Draft(lines, numbering.citations(), verdict, findings, _without_intros(_without_shown_windows(quotes)))
+
+
+def _intro_quote(unit: Unit, units: Sequence[Unit]) -> list[str]:
+    """The verbatim sentence announcing a code quote (cited with it, shown as its label), or nothing."""
+    announcing = announcer(unit, units)
+    return [announcing.quote] if announcing is not None else []
+
+
+def _code_lines(text: str) -> set[str]:
+    return {line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(("```", "~~~"))}
+
+
+def _without_shown_windows(quotes: Sequence[Quote]) -> list[Quote]:
+    """The quotes minus a code window whose whole block another quote of the same chunk shows (a code block, or
+    what a lead-in brings): the block is shown once, in the earlier of their two places."""
+    out = list(quotes)
+    for window in [q for q in quotes if q.kind == "code_line"]:
+        lines = _code_lines(window.text)
+        whole = next(
+            (
+                q
+                for q in out
+                if q is not window and q.chunk_id == window.chunk_id and lines
+                and any(lines <= _code_lines(code) for code in _codes(q))
+            ),
+            None,
+        )  # fmt: skip
+        if whole is None:
+            continue
+        at = min(out.index(window), out.index(whole))
+        out = [q for q in out if q is not window and q is not whole]
+        out.insert(at, whole)
+    return out
+
+
+def _codes(quote: Quote) -> list[str]:
+    """The code a quote shows: its own block, or the blocks it brings along."""
+    if quote.kind == "code":
+        return [quote.text]
+    return [text for text, kind in zip(quote.followers, quote.follower_kinds, strict=False) if kind == "code"]
+
+
+def _without_intros(quotes: Sequence[Quote]) -> list[Quote]:
+    """The quotes minus a sentence quoted on its own that a code quote of the same chunk shows as its label
+    ("Install the slurm-operator and its CRDs:" above its command): it is shown once, with what it announces,
+    and the code quote takes the earlier of their two places. Of two windows of one block, the first is labelled."""
+    out = list(quotes)
+    for code in [q for q in quotes if q.intro]:
+        alone = next(
+            (
+                q
+                for q in out
+                if q.kind in ("sentence", "item") and not q.followers and q.role == "support"
+                and (q.chunk_id, q.text) == (code.chunk_id, code.intro)
+            ),
+            None,
+        )  # fmt: skip
+        if alone is None:
+            continue
+        at = min(out.index(alone), out.index(code))
+        out = [q for q in out if q is not alone and q is not code]
+        out.insert(at, code)
+    # two windows of one block: the announcing sentence labels the first only
+    labelled: set[tuple[str, str]] = set()
+    for i, q in enumerate(out):
+        if q.intro and (q.chunk_id, q.intro) in labelled:
+            out[i] = q.model_copy(update={"intro": ""})
+        labelled.add((q.chunk_id, q.intro))
+    return out
 
 
 def _source(chunk_id: str, passages: Sequence[Passage], snap: Snapshot | None) -> Passage | StoredChunk | None:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from app.answer.values import without_links
 from app.models import AnswerType, Passage, Quote, QuoteRole, ValueSpan
 from core.text import join_sentences
-from core.units import Unit, code_language, code_window, unit_keys
+from core.units import Unit, announcer, code_language, code_window, unit_keys
 
 # The quotes a user reads first; the rest is folded under "More from the documents".
 LEAD_QUOTES = 3
@@ -50,6 +50,7 @@ def make_quote(
     else:
         text, markdown = unit.text, unit.quote
     start, end = _offsets(passage.text, unit)
+    announcing = announcer(unit, units)
     spans = []
     for part, value, answer_type in values:
         at = without_links(text).find(value)
@@ -57,6 +58,7 @@ def make_quote(
             spans.append(ValueSpan(part=part, value=value, answer_type=answer_type, start=at, end=at + len(value)))
     return Quote(
         about=about(unit),
+        intro=announcing.text if announcing is not None else "",
         n=n,
         doc_id=passage.doc_id,
         chunk_id=passage.chunk_id,
@@ -125,9 +127,10 @@ def quote_lines(quote: Quote, language: str) -> list[str]:
     if quote.kind == "code_line":
         label = "コード例より" if ja else "From the code example"
         body = [f"  ```{quote.code_language}", *("  " + line for line in quote.text.splitlines()), "  ```"]
-        return [f"- {label} [{quote.n}]:", *body]
+        return [f"- {quote.intro} [{quote.n}]" if quote.intro else f"- {label} [{quote.n}]:", *body]
     if quote.kind == "code":
-        return [f"- {'例' if ja else 'Example'} [{quote.n}]:", *("  " + line for line in quote.text.splitlines())]
+        label = f"{quote.intro} [{quote.n}]" if quote.intro else f"{'例' if ja else 'Example'} [{quote.n}]:"
+        return [f"- {label}", *("  " + line for line in quote.text.splitlines())]
     about = f"*{quote.about}* — " if quote.about else ""
     lines = [f"- {about}{join_sentences([bolded(quote), *going_on(quote)])} [{quote.n}]"]
     for text, kind in zip(quote.followers, quote.follower_kinds, strict=False):

@@ -114,7 +114,7 @@ def quote_html(quote: Quote, citations: Sequence[Citation], key: str, lang: str)
     marker = cited_html(f" [{quote.n}]", citations, key)
     label = f'<span class="badge against">{esc(t("against", lang))}</span> ' if quote.role == "against" else ""
     if quote.kind in _BLOCK_KINDS:
-        body = f"{label}{marker}{_block(quote)}"
+        body = f"{label}{esc(quote.intro)}{marker}{_block(quote)}"
     elif quote.kind == "heading" and quote.followers:
         body = f"{label}<b>{esc(quote.text)}</b>{marker}{_followers_html(quote)}"
     else:
@@ -148,7 +148,8 @@ def quote_text(quote: Quote, lang: str) -> list[str]:
     """One quote as Markdown lines (copy and export): the same body, its [n], the "against" label."""
     label = f"({t('against', lang)}) " if quote.role == "against" else ""
     if quote.kind in _BLOCK_KINDS:
-        return [f"- {label}[{quote.n}]", *(f"  {line}" for line in (quote.markdown or quote.text).splitlines())]
+        head = f"{quote.intro} " if quote.intro else ""
+        return [f"- {label}{head}[{quote.n}]", *(f"  {line}" for line in (quote.markdown or quote.text).splitlines())]
     about = f"{quote.about} — " if quote.about else ""
     lines = [f"- {label}{about}{quote.text}{_going_on(quote)} [{quote.n}]"]
     for kind, body in _follower_groups(quote):

@@ -107,3 +107,22 @@ def test_a_sentence_of_a_parameter_list_carries_the_parameter_it_does_not_name()
     # outside a parameter list a sentence is about nothing more than it says
     plain = _passage("Kueue manages quotas. The default is 5.")
     assert [make_quote(u, 1, plain, []).about for u in split_units(plain.text, "text", 0)] == ["", ""]
+
+
+def test_a_code_quote_is_labelled_by_the_sentence_that_announces_its_block() -> None:
+    text = (
+        "Install the slurm-operator and its CRDs:\n\n```sh\nhelm install slurm-operator-crds oci://x/crds\n"
+        "helm install slurm-operator oci://x/operator\n```\n\nThe chart is signed.\n\n```sh\nhelm verify x\n```"
+    )
+    p = _passage(text)
+    units = split_units(p.text, "text", 0)
+    line = next(u for u in units if u.kind == "code_line" and "operator-crds" in u.text)
+    q = make_quote(line, 2, p, units)
+    assert q.intro == "Install the slurm-operator and its CRDs:"
+    assert quote_lines(q, "en")[:2] == ["- Install the slurm-operator and its CRDs: [2]", "  ```sh"]
+    block = next(u for u in units if u.kind == "code")
+    assert quote_lines(make_quote(block, 1, p, units), "ja")[0] == "- Install the slurm-operator and its CRDs: [1]"
+    # a block after a sentence that announces nothing keeps the generic label
+    other = next(u for u in units if u.kind == "code_line" and "verify" in u.text)
+    q = make_quote(other, 3, p, units)
+    assert q.intro == "" and quote_lines(q, "en")[0] == "- From the code example [3]:"

@@ -12,7 +12,7 @@ import pytest
 
 from app.answer import refusal, selector
 from app.answer.choose import Choice, settle
-from app.answer.compose import attach_followers, related_lines
+from app.answer.compose import _without_intros, _without_shown_windows, attach_followers, related_lines
 from app.answer.evidence import Evidence, ScoredUnit, brought_along
 from app.answer.features import COLUMN, FEATURES, Candidates, candidates
 from app.answer.lead import ANSWERABLE_FEATURES, answerable_features, choose_quotes, unit_scores
@@ -20,7 +20,7 @@ from app.answer.locate import part_query
 from app.answer.question import analyse
 from app.answer.selector import FORMAT, MODEL_PATH, Logistic, Selector, Trees, from_dict, load, sigmoid, trees_from
 from app.answer.value_candidates import span_candidates
-from app.models import Passage
+from app.models import Passage, Quote
 from core.units import heading_lead, split_units
 from evals.fit import RANKER, fit_ranker, unit_json
 
@@ -311,3 +311,44 @@ def test_related_lines_do_not_repeat_a_sentence_two_passages_hold() -> None:
     scored = [ScoredUnit(u, 0.9 - 0.1 * n) for n, u in enumerate(units)]
     draft = related_lines("en", passages, Evidence(scored, units))
     assert [q.text for q in draft.quotes] == [same, texts[2], texts[3]]
+
+
+def test_a_sentence_a_code_quote_shows_as_its_label_is_not_quoted_again() -> None:
+    def quote(text: str, kind: str = "sentence", intro: str = "", chunk: str = "d#0") -> Quote:
+        return Quote(n=1, doc_id="d", chunk_id=chunk, kind=kind, text=text, intro=intro)
+
+    lead_in = quote("Install the slurm-operator and its CRDs:")
+    other = quote("The chart is signed.")
+    code = quote("helm install slurm-operator", kind="code_line", intro="Install the slurm-operator and its CRDs:")
+    # the code quote takes the announcing sentence's earlier place; the sentence is shown once, as its label
+    assert [q.text for q in _without_intros([lead_in, other, code])] == [code.text, other.text]
+    assert [q.text for q in _without_intros([code, other, lead_in])] == [code.text, other.text]
+    # the same words in another chunk are another passage's quote
+    elsewhere = lead_in.model_copy(update={"chunk_id": "e#0"})
+    assert len(_without_intros([elsewhere, code])) == 2
+    # two windows of one block: the sentence labels the first
+    second = code.model_copy(update={"text": "helm install slurm-cluster"})
+    assert [q.intro for q in _without_intros([code, other, second])] == [code.intro, "", ""]
+
+
+def test_a_code_window_gives_way_to_the_whole_block_another_quote_shows() -> None:
+    block = "```bash\nkubectl delete crd a.slinky\nkubectl delete crd b.slinky\nkubectl delete crd c.slinky\n```"
+    window = Quote(
+        n=1,
+        doc_id="d",
+        chunk_id="d#0",
+        kind="code_line",
+        text="kubectl delete crd a.slinky\nkubectl delete crd b.slinky",
+    )
+    other = Quote(n=2, doc_id="d", chunk_id="d#1", text="Slinky charts are signed.")
+    lead_in = Quote(
+        n=1, doc_id="d", chunk_id="d#0", text="If the CRDs were not installed via the chart:", followers=[block],
+        follower_kinds=["code"],
+    )  # fmt: skip
+    # the block is shown once, in the window's earlier place
+    assert _without_shown_windows([window, other, lead_in]) == [lead_in, other]
+    # a block of another chunk, or one that does not hold the window's lines, leaves the window
+    elsewhere = lead_in.model_copy(update={"chunk_id": "d#2"})
+    assert _without_shown_windows([window, elsewhere]) == [window, elsewhere]
+    partial = lead_in.model_copy(update={"followers": ["```\nkubectl delete crd a.slinky\n```"]})
+    assert _without_shown_windows([window, partial]) == [window, partial]

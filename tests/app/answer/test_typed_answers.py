@@ -75,7 +75,7 @@ def test_the_fitted_selector_leads_with_the_unit_that_holds_the_value(fitted: Ad
     answer = fitted.ask("What apiVersion does the Widgetd WidgetFlavor use?")
     assert not answer.refused
     assert 1 <= len(answer.lead) <= 3
-    assert any("widgets.example.io/v1beta2" in q.text for q in answer.lead)
+    assert any("widgets.example.io/v1beta2" in " ".join([q.text, *q.followers]) for q in answer.lead)
     if answer.value_line is not None:  # shown only when confident enough, and then right
         assert answer.value_line.confidence >= fitted.selector.value.threshold
         assert [f.value for f in answer.value_line.findings] == ["widgets.example.io/v1beta2"]
@@ -113,10 +113,13 @@ def test_a_value_in_a_manifest_is_answered_first_from_its_code_line(advisor: Adv
     assert answer.question_info is not None and answer.question_info.answer_type == "api_version"
     assert answer.answer.startswith("**Answer:** **widgets.example.io/v1beta2** [1]")
     assert [f.value for f in answer.findings] == ["widgets.example.io/v1beta2"]
-    # the line is quoted with its neighbours, marked as from the code example, never the whole block
-    assert "From the code example [1]:" in answer.answer
+    # the line is shown once, under the sentence that announces its block (a window of the block, or the block
+    # that sentence brings along), and cited with it
+    assert answer.answer.count("apiVersion: widgets.example.io/v1beta2") == 1
+    assert "- Create a Topology and point a WidgetFlavor at it: [1]\n" in answer.answer
+    assert answer.answer.count("Create a Topology and point a WidgetFlavor at it:") == 1
     assert "apiVersion: widgets.example.io/v1beta2" in answer.citations[0].quote
-    assert "topologyName" not in answer.citations[0].quote
+    assert "point a WidgetFlavor at it:" in answer.citations[0].quote
 
 
 def test_each_part_of_a_multi_part_question_gets_its_own_value(advisor: Advisor) -> None:

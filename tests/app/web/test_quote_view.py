@@ -78,3 +78,20 @@ def test_a_sentence_of_a_parameter_list_says_which_parameter_it_is_about() -> No
     html = quote_html(q, [], "a1", "en")
     assert '<span class="about">CalcPeriod</span> — The default value is 5 (minutes).' in html
     assert quote_text(q, "en") == ["- CalcPeriod — The default value is 5 (minutes). [1]"]
+
+
+def test_a_code_quote_shows_the_sentence_that_announces_it_above_the_code() -> None:
+    q = Quote(
+        n=2,
+        doc_id="d",
+        chunk_id="d#0",
+        kind="code_line",
+        text="helm install slurm-operator",
+        markdown="helm install slurm-operator",
+        code_language="sh",
+        intro="Install the <slurm-operator> and its CRDs:",
+    )
+    html = quote_html(q, [], "a1", "en")
+    assert html.index("Install the &lt;slurm-operator&gt; and its CRDs:") < html.index("<pre")
+    assert quote_text(q, "en")[0] == "- Install the <slurm-operator> and its CRDs: [2]"
+    assert quote_text(q.model_copy(update={"intro": ""}), "en")[0] == "- [2]"
