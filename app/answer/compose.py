@@ -4,7 +4,8 @@ It picks the best evidence units for the question, quotes them verbatim with inl
 and — for platform-selection questions — opens with a one-line verdict that the quoted evidence itself
 states (a recommendation table row or a sentence that recommends a platform). When the evidence is
 too weak it refuses plainly instead of dressing irrelevant passages up as an answer. Quotes keep the
-document's structure: a lead-in is shown with the list, table rows or command it announces, nested under it.
+document's structure: a lead-in is shown with the list, table rows or command it announces, nested under it,
+and a quoted code window or block stands under the sentence that announces it (``Quote.intro``), never twice.
 
 Deliberately left out: paraphrasing or translating quotes (they stay verbatim in their own language;
 only the framing follows the question's language).
@@ -349,6 +350,7 @@ def _intro_quote(unit: Unit, units: Sequence[Unit]) -> list[str]:
 
 
 def _code_lines(text: str) -> set[str]:
+    """A code text's non-blank lines, stripped, without fences (a window is dedented, its block is not)."""
     return {line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(("```", "~~~"))}
 
 
