@@ -300,7 +300,7 @@ def chunk_markdown(
     return chunks
 
 
-# What a paragraph ending in a colon announces: the block right after it.
+# What an announcing paragraph goes with: the code block, table or list right after it.
 _ANNOUNCED = ("code", "table", "list")
 
 
@@ -338,15 +338,13 @@ def _pack_section(
         # is already big enough: keeping them separate makes each one quotable on its own.
         separate = kind in ("table", "code") and len("\n\n".join(texts)) >= min_chars
         if texts and (not _ok(candidate, max_chars, fits) or separate):
-            carried: list[tuple[str, str]] = []
             # "To disable, start the kubelet with the following flags:" goes with the flags it announces: a
             # chunk that ends in an announcement shows nothing of what it announces
             announced = kind in _ANNOUNCED and kinds[-1] == "text" and _announces(texts[-1])
-            if announced and _ok(f"{texts[-1]}\n\n{text}", max_chars, fits):
-                carried = [(kinds.pop(), texts.pop())]
-            if texts:
-                out.append(RawChunk(section, "\n\n".join(texts), _kind_of(kinds)))
-            texts, kinds = [t for _, t in carried], [k for k, _ in carried]
+            cut = len(texts) - 1 if announced and _ok(f"{texts[-1]}\n\n{text}", max_chars, fits) else len(texts)
+            if cut:
+                out.append(RawChunk(section, "\n\n".join(texts[:cut]), _kind_of(kinds[:cut])))
+            texts, kinds = texts[cut:], kinds[cut:]
         texts.append(text)
         kinds.append(kind)
     if texts:

@@ -9,7 +9,8 @@ new identifier (``MaxJobCount``, any word typed as code) the previous identifier
 a thing with a value of its own ("1.18以前のリリース") is asked of the previous subject; a product's "XのY" the
 previous product's (a product of several words whole: "MPI OperatorのMPIJob"); the thing an earlier follow-up
 put in (a chain: "and Helm?", "And NCCL?"); what the previous question asks about its product ("3Dトーラス" over
-"Slurmのtreeトポロジ", never the value asked); an undocumented name the platform a product depends on. The rewrite works across languages: a name is the same word in both.
+"Slurmのtreeトポロジ", never the value asked); an undocumented name the platform a product depends on. The rewrite
+works across languages: a name is the same word in both.
     >>> reframe("And Volcano?", "Which apiVersion do Kueue Topology objects use?", {"Kueue", "Volcano"})
     'Which apiVersion do Volcano Topology objects use?'
     >>> reframe("Slurmだと？", "Kubernetesで GPU を2枚要求するにはどう書く？", set())

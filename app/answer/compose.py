@@ -369,11 +369,16 @@ def _without_shown_windows(quotes: Sequence[Quote]) -> list[Quote]:
             ),
             None,
         )  # fmt: skip
-        if whole is None:
-            continue
-        at = min(out.index(window), out.index(whole))
-        out = [q for q in out if q is not window and q is not whole]
-        out.insert(at, whole)
+        if whole is not None:
+            out = _in_earlier_place(out, drop=window, keep=whole)
+    return out
+
+
+def _in_earlier_place(quotes: list[Quote], drop: Quote, keep: Quote) -> list[Quote]:
+    """``quotes`` without ``drop``, and ``keep`` in the earlier of the two places (it shows what ``drop`` did)."""
+    at = min(quotes.index(drop), quotes.index(keep))
+    out = [q for q in quotes if q is not drop and q is not keep]
+    out.insert(at, keep)
     return out
 
 
@@ -399,11 +404,8 @@ def _without_intros(quotes: Sequence[Quote]) -> list[Quote]:
             ),
             None,
         )  # fmt: skip
-        if alone is None:
-            continue
-        at = min(out.index(alone), out.index(code))
-        out = [q for q in out if q is not alone and q is not code]
-        out.insert(at, code)
+        if alone is not None:
+            out = _in_earlier_place(out, drop=alone, keep=code)
     # two windows of one block: the announcing sentence labels the first only
     labelled: set[tuple[str, str]] = set()
     for i, q in enumerate(out):
