@@ -159,21 +159,42 @@ _IF = re.compile(r"(なら|たら|れば)[？?]?\s*$")
 # An existence question asks for the thing it names: "is there an env var that…", "環境変数ってある？".
 _EXISTS = re.compile(r"^\s*(is there|are there|does .{1,40} have|do (we|you|i) have)\b|(って|は)(ある|あります|ない)")
 _WH_ANY = re.compile(r"\b(which|what|how|when|where|who)\b|何|どの|どこ|どれ|いつ|いくつ|どう")
+# An English question that is only a noun phrase ("And its default?", "PriorityFavorSmall default?") asks for
+# the noun it ends on, as a Japanese clause ending in its noun does. A verb ("Is it on by default?", "if nodes
+# have…, does…") makes it a sentence, and a preposition or "to" before the noun a modifier of something else
+# ("a command to install the released version?").
+_VERB = re.compile(
+    r"\b(is|are|was|were|be|do|does|did|can|could|will|would|should|shall|may|might|must|has|have|had|if|when"
+    r"|get|gets|set|use|uses|run|runs|need|needs|want)\b|[:;?]"
+)
+_BEFORE_HEAD = re.compile(r"\b(in|on|at|to|for|of|with|from|after|before|under|over|into|about|than)\b")
 
 
-def _asked_noun(clause: str, pattern: re.Pattern[str]) -> int:
+def _asked_noun(clause: str, pattern: re.Pattern[str], alone: bool = False) -> int:
     """How directly a cue of this type is what the clause asks for: 3 when the cue is the clause's first
     question word ("how often", "何台"; not the embedded "how long" of "which setting caps how long…"), 2
-    right after one ("which … release") or ending a Japanese clause ("…のapiVersionは？") unless that clause
-    is a condition ("コストを下げたいなら？"), 1 in a wh- or existence question that mentions it, 0 when only
-    mentioned ("we want max utilisation", "the default scheduler")."""
+    right after one ("which … release"), ending a Japanese clause ("…のapiVersionは？") or ending an English
+    question that is ``alone`` a noun phrase ("And its default?") unless that clause is a condition
+    ("コストを下げたいなら？"), 1 in a wh- or existence question that mentions it, 0 when only mentioned ("we
+    want max utilisation", "the default scheduler")."""
     norm = _ASIDE.sub("", normalize(clause))
     rank = 0
     for m in pattern.finditer(norm):
         if m.group().startswith(_WH_START) and not _WH_ANY.search(norm[: m.start()]):
             return 3
         tail = norm[m.end() :]
-        if _WH.search(norm[: m.start()]) or (not norm.isascii() and _JA_END.match(tail) and not _IF.search(tail)):
+        head = re.split(r"[.!?]\s", norm[: m.start()])[-1]  # the asking sentence, up to the cue
+        ends = (
+            _JA_END.match(tail)
+            if not norm.isascii()
+            else alone
+            and not tail.strip(" ?")
+            and norm.rstrip().endswith("?")
+            and not _VERB.search(head)
+            and not _WH_ANY.search(head)
+            and not _BEFORE_HEAD.search(head + m.group())
+        )
+        if _WH.search(norm[: m.start()]) or (ends and not _IF.search(tail)):
             rank = max(rank, 2)
         elif _WH_ANY.search(norm[: m.start()]) or _EXISTS.search(norm):
             rank = max(rank, 1)
@@ -184,7 +205,7 @@ def _asked_noun(clause: str, pattern: re.Pattern[str]) -> int:
 _HOW_MANY = re.compile(r"\bhow many\b|何(?:バージョン|リリース|種類|個|つ|台|回|人|層|段|件|ノード)|いくつ")
 
 
-def _type_of(clause: str) -> AnswerType:
+def _type_of(clause: str, alone: bool = False) -> AnswerType:
     """The clause's answer type: the asked value type ("which flag…", "…のapiVersionは？"); a value word
     the clause only mentions ("the default scheduler", "we want max utilisation") types nothing, so such a
     clause takes its other cues (how-to, why, yes/no) or is a plain fact question."""
@@ -194,7 +215,7 @@ def _type_of(clause: str) -> AnswerType:
     if _HOW_MANY.search(normalize(clause)):
         return "quantity"
     lex = lexicon()
-    ranks = {t: max(_asked_noun(clause, p) for p in lex.types[t]) for t in types}
+    ranks = {t: max(_asked_noun(clause, p, alone) for p in lex.types[t]) for t in types}
     best = max(ranks.values())
     if best:
         return cast(AnswerType, next(t for t in types if ranks[t] == best))
@@ -258,7 +279,7 @@ def analyse(question: str, names: Collection[str] = (), selection: bool = False,
     outrank it (``app.advice.fit``)."""
     focus = focus_entities(question, names)
     clauses = _clauses(question)
-    typed = _merged([(c, _type_of(c)) for c in clauses])
+    typed = _merged([(c, _type_of(c, alone=len(clauses) == 1)) for c in clauses])
     asked = [(c, t) for c, t in typed if t != "fact"]
     # a clause that asks nothing ("In Slurm's containers guide, the oci.conf example:") is the topic of every
     # part, not a part of its own: the focus and the whole question's words carry it

@@ -159,3 +159,22 @@ def test_a_follow_up_without_a_kind_inherits_the_previous_value_kind(
 )
 def test_a_verb_after_that_or_it_is_no_plural_noun(question: str, plural: bool) -> None:
     assert analyse(question).parts[0].plural is plural
+
+
+@pytest.mark.parametrize(
+    ("question", "answer_type"),
+    [
+        # a question that is only a noun phrase asks for the noun it ends on
+        ("And its default?", "default"),
+        ("widgetd.conf RackLabel default?", "default"),
+        ("We pin ranks by hand. Annotation?", "key"),
+        # a verb makes it a sentence that asks yes or no; the noun is only mentioned
+        ("Is it on by default?", "fact"),
+        ("If racks have a weight, does widgetd still place by label?", "fact"),
+        # a preposition or "to" before the noun: the noun modifies something else
+        ("And racks listed in widgetd.yaml?", "fact"),
+        ("kubectl command to install the released version?", "fact"),
+    ],
+)
+def test_a_noun_phrase_question_asks_for_its_noun(question: str, answer_type: str) -> None:
+    assert analyse(question).answer_type == answer_type
