@@ -46,12 +46,18 @@ _UNITS = (
     r"|mib|mb|kb|tb|tflops|nodes?|gpus?|cpus?|pods?|cores?|jobs?|layers?|levels?|times|x\b|倍|台|個|回|秒|分|時間|日|年|層|段|人|割"
     r"|ノード|枚|件|円|万円|ドル|millicores|megabytes"
 )
-_NUMBER_WORD = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|several|dozens|hundreds|thousands|millions|tens of thousands)"
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|eighteen"
+    r"|twenty|thirty|a few|several|dozens|hundreds|thousands|millions|tens of thousands)"
+    r"(?: \(\d+\))?"  # "fourteen (14) months": the digits repeated in brackets
+)
 _QUANTITY = (
     # not a digit inside a name ("kueue.x-k8s.io" holds no "8s"); ASCII only, so "年2回" still counts
     rf"(?:[$¥€]\s?)?(?<![A-Za-z0-9_.-]){_NUMBER}(?:\s*(?:[-–~〜]|to)\s*{_NUMBER})?\s*(?:{_UNITS})"
     rf"|(?:up to|at most|maximum of|max)\s+{_NUMBER}(?:\s*(?:{_UNITS}))?"
     rf"|\b{_NUMBER_WORD}(?: of)?(?: \w+){{0,2}} (?:{_UNITS}|releases|versions|nodes|clusters|machines|minor releases)\b"
+    # a measure written as one hyphenated modifier: "the two-month maintenance period", "a 12-month window"
+    rf"|\b(?:{_NUMBER_WORD}|\d+)-(?:day|week|month|year|hour|minute|second|node|gpu)s?\b"
     r"|\b(?:once|twice|\w+ times)(?: or (?:once|twice|\w+ times))? (?:a|per|each) (?:year|month|week|day)\b"
     # a frequency answers "how often": "every month", "monthly", "毎月", "月次"
     r"|\bevery (?:\d+ )?(?:day|week|month|year|hour|minute|second)s?\b|\b(?:hourly|daily|weekly|monthly|yearly|annually)\b"

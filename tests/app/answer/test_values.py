@@ -27,6 +27,9 @@ from app.answer.values import find_values, identifier_words, split_identifier
         # an approximate Japanese quantity keeps its unit
         ("quantity", "数百 MB 程度、数十万台規模", ["数百 MB", "数十万台"]),
         ("quantity", "最大3層まで", ["3層"]),
+        # a number in words, with its digits in brackets, or joined to its unit as one modifier
+        ("quantity", "kept for roughly fourteen (14) months", ["fourteen (14) months"]),
+        ("quantity", "during the two-month grace period, a 12-month window", ["two-month", "12-month"]),
         ("date", "released 2026/03; founded in 2003年", ["2026/03", "2003年"]),
         ("default", "The default is 30s.", ["30s"]),
         ("default", "disabled by default", ["disabled"]),
