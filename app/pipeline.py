@@ -208,6 +208,7 @@ class Advisor:
         return candidates(
             r.typed, r.queries, typed_text(turn, query), language, r.evidence, passages, r.located, r.covering,
             is_howto_question(focus), self._dense_sims(r, query, passages, snap),
+            self._weights(turn.context, snap) if turn.context else None,
         )  # fmt: skip
 
     def _dense_sims(self, r: _Reading, query: str, passages: list[Passage], snap: Snapshot) -> DenseSims:

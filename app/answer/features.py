@@ -2,12 +2,13 @@
 by the weak signals the rules used to decide alone.
 
 A candidate is one unit (a sentence, list item, table row, code line, code block or a heading that stands for
-its table). Its features are the unit's own lexical coverage of the question and of its context, its
-passage's retrieval scores and rank, its kind and length, the question's answer type, whether the value
-detectors find a new value of the asked type in it, and — per part of the question — how much of that part's
-own words it covers (in its text, its YAML key path, its section), whether it states the part's qualifier,
-and whether it is about what the part names. The fitted model (``app.answer.selector``) turns a candidate's
-features into the probability that it answers the question; nothing here weighs one signal against another.
+its table). Its features are the unit's own lexical coverage of the question, of its context and (a follow-up)
+of the earlier question it leans on, its passage's retrieval scores and rank, its kind and length, the
+question's answer type, whether the value detectors find a new value of the asked type in it, and — per part
+of the question — how much of that part's own words it covers (in its text, its YAML key path, its section),
+whether it states the part's qualifier, and whether it is about what the part names. The fitted model
+(``app.answer.selector``) turns a candidate's features into the probability that it answers the question;
+nothing here weighs one signal against another.
 
     >>> FEATURES[:3]
     ('ev', 'ev_order', 'lex')
@@ -48,6 +49,7 @@ OTHER_TYPES = ("procedure", "reason", "list", "yes_no", "comparison", "fact", "s
 UNIT_FEATURES = (
     "ev", "ev_order", "lex", "lex_ctx", "lex_section", "rel", "dense", "prank", "upos", "chars", "lead_in",
     "lang_match", "translation", "housekeeping", "located_any", "covering", "n_parts", "cross_lang", "udense",
+    "followup", "lex_prev",
     *(f"kind_{k}" for k in KINDS), *(f"q_{t}" for t in TYPES), *(f"q_{t}" for t in OTHER_TYPES),
 )  # fmt: skip
 PART_FEATURES = (
@@ -58,6 +60,7 @@ PART_FEATURES = (
 # same question: its value as a share of the question's best, and its rank (1 / (1 + rank)).
 RELATIVE = (
     "ev", "lex", "lex_ctx", "p_attr", "p_overall", "p_keys", "dense", "rel", "p_span_about", "udense", "p_udense",
+    "lex_prev",
 )  # fmt: skip
 FEATURES = UNIT_FEATURES + PART_FEATURES + tuple(f"{name}_{how}" for name in RELATIVE for how in ("share", "rank"))
 COLUMN = {name: i for i, name in enumerate(FEATURES)}  # a feature's column in a candidate's row
@@ -102,8 +105,11 @@ def candidates(
     covering: Sequence[Unit] = (),
     howto: bool = False,
     sims: DenseSims | None = None,
+    previous: Mapping[Concept, float] | None = None,
 ) -> Candidates:
-    """Every quotable unit of ``passages`` with its features, per part of the question."""
+    """Every quotable unit of ``passages`` with its features, per part of the question. ``previous`` are the
+    concepts of the earlier question a follow-up leans on: a unit that covers them, not the new turn, answers
+    what was asked before."""
     units = candidate_units(evidence, passages)
     if not units or not queries:
         return Candidates(units, np.zeros((max(len(queries), 1), len(units), len(FEATURES))))
@@ -143,6 +149,8 @@ def candidates(
             float(len(typed.parts)),
             float(not question.isascii() and p.language == "en"),
             float(unit_sims[n]),
+            float(previous is not None),
+            coverage(previous, u.text) if previous else 0.0,
             *(float(u.kind == k) for k in KINDS),
             *(float(main_type == t) for t in TYPES),
             *(float(main_type == t) for t in OTHER_TYPES),

@@ -95,6 +95,21 @@ def test_each_part_gets_its_best_unit_before_a_second_for_any_part() -> None:
     assert chosen[:2] == [units[0], units[3]]
 
 
+def test_a_follow_up_candidate_says_how_much_of_the_earlier_question_it_covers() -> None:
+    passages = [Passage(chunk_id="d#0", doc_id="d", title="D", text=DOC, score=1.0, language="en")]
+    units = split_units(DOC, "text", 0)
+    typed = analyse("And what describes topology?", {"Kueue"})
+    queries = [part_query(p, {"topology": 1.0}, {"topology": 1.0}, "q") for p in typed.parts]
+    alone = candidates(typed, queries, "q", "en", Evidence([], units), passages)
+    after = candidates(typed, queries, "q", "en", Evidence([], units), passages, previous={"clusterqueue": 1.0})
+    followup, earlier = COLUMN["followup"], COLUMN["lex_prev"]
+    assert alone.matrix[0, :, followup].tolist() == [0.0] * len(units)
+    assert after.matrix[0, :, followup].tolist() == [1.0] * len(units)
+    # "Kueue admits workloads through a ClusterQueue." and "The ClusterQueue sets quotas…" answer what came before
+    assert after.matrix[0, :, earlier].tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert alone.matrix[0, :, earlier].tolist() == [0.0] * len(units)
+
+
 def test_a_code_line_whose_window_repeats_a_chosen_window_is_skipped() -> None:
     text = "Set these:\n\n```\nAlpha=1\nBravo=2\nCharlie=3\nDelta=4\nEcho=5\n```"
     passages = [Passage(chunk_id="d#0", doc_id="d", title="D", text=text, score=1.0, language="en")]
