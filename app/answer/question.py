@@ -160,9 +160,9 @@ _IF = re.compile(r"(なら|たら|れば)[？?]?\s*$")
 _EXISTS = re.compile(r"^\s*(is there|are there|does .{1,40} have|do (we|you|i) have)\b|(って|は)(ある|あります|ない)")
 _WH_ANY = re.compile(r"\b(which|what|how|when|where|who)\b|何|どの|どこ|どれ|いつ|いくつ|どう")
 # An English question that is only a noun phrase ("And its default?", "PriorityFavorSmall default?") asks for
-# the noun it ends on, as a Japanese clause ending in its noun does. A verb ("Is it on by default?", "if nodes
-# have…, does…") makes it a sentence, and a preposition or "to" before the noun a modifier of something else
-# ("a command to install the released version?").
+# the noun it ends on, as a Japanese clause ending in its noun does. A verb or a conjunction ("Is it on by
+# default?", "if nodes have…, does…") makes it a sentence, and a preposition or "to" before the noun a modifier
+# of something else ("a command to install the released version?").
 _VERB = re.compile(
     r"\b(is|are|was|were|be|do|does|did|can|could|will|would|should|shall|may|might|must|has|have|had|if|when"
     r"|get|gets|set|use|uses|run|runs|need|needs|want)\b|[:;?]"

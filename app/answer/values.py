@@ -47,8 +47,8 @@ _UNITS = (
     r"|ノード|枚|件|円|万円|ドル|millicores|megabytes"
 )
 _NUMBER_WORD = (
-    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|eighteen"
-    r"|twenty|thirty|a few|several|dozens|hundreds|thousands|millions|tens of thousands)"
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen"
+    r"|seventeen|eighteen|nineteen|twenty|thirty|a few|several|dozens|hundreds|thousands|millions|tens of thousands)"
     r"(?: \(\d+\))?"  # "fourteen (14) months": the digits repeated in brackets
 )
 _QUANTITY = (
