@@ -183,22 +183,24 @@ def _asked_noun(clause: str, pattern: re.Pattern[str], alone: bool = False) -> i
         if m.group().startswith(_WH_START) and not _WH_ANY.search(norm[: m.start()]):
             return 3
         tail = norm[m.end() :]
-        head = re.split(r"[.!?]\s", norm[: m.start()])[-1]  # the asking sentence, up to the cue
-        ends = (
-            _JA_END.match(tail)
-            if not norm.isascii()
-            else alone
-            and not tail.strip(" ?")
-            and norm.rstrip().endswith("?")
-            and not _VERB.search(head)
-            and not _WH_ANY.search(head)
-            and not _BEFORE_HEAD.search(head + m.group())
-        )
+        ends = _JA_END.match(tail) if not norm.isascii() else alone and _noun_phrase_ends_with(norm, m)
         if _WH.search(norm[: m.start()]) or (ends and not _IF.search(tail)):
             rank = max(rank, 2)
         elif _WH_ANY.search(norm[: m.start()]) or _EXISTS.search(norm):
             rank = max(rank, 1)
     return rank
+
+
+def _noun_phrase_ends_with(norm: str, cue: re.Match[str]) -> bool:
+    """Whether the English question ``norm`` is a noun phrase that ends with ``cue`` ("And its default?")."""
+    head = re.split(r"[.!?]\s", norm[: cue.start()])[-1]  # the asking sentence, up to the cue
+    return (
+        not norm[cue.end() :].strip(" ?")
+        and norm.rstrip().endswith("?")
+        and not _VERB.search(head)
+        and not _WH_ANY.search(head)
+        and not _BEFORE_HEAD.search(head + cue.group())
+    )
 
 
 # "How many versions", "何バージョン": a count, whatever is counted.
