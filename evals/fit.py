@@ -91,7 +91,9 @@ def _norm(text: str) -> str:
 def shown_with(unit: Unit, units: Sequence[Unit]) -> str:
     """What an answer shows when it quotes ``unit``, which its label is read from: a code line's window; else
     its text and Markdown with what it brings along (a lead-in's list, table or code; a sentence that brings
-    nothing else, the next sentence of its paragraph, as ``app.answer.compose.attach_followers`` quotes it)."""
+    nothing else, the next sentence of its paragraph, as ``app.answer.compose.attach_followers`` quotes it).
+    The answer also brings what that next sentence announces, or leaves an announcing one out; the labels keep
+    the plain next sentence (read the answer's way, a refit lost dev accuracy: docs/evaluation.md)."""
     shown = code_window(unit, units) if unit.kind == "code_line" else f"{unit.text}\n{unit.quote}"
     brought = followers(unit, units)
     if not brought and unit.kind == "sentence":

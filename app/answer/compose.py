@@ -23,9 +23,10 @@ from app.answer.evidence import (
     Unit,
     brought_along,
     code_after,
+    continuation,
     followers,
+    is_lead_in,
     is_table_separator,
-    next_sentence,
 )
 from app.answer.locate import Located
 from app.answer.quotes import QUOTES_HEADING, RELATED_HEADING, lead_and_more, make_quote
@@ -200,8 +201,9 @@ def attach_followers(
     A sentence that announces "three things:" gets all of them (up to MAX_FOLLOWERS). A section
     heading only stands for its table, so it gets the HEADING_ROWS rows that match the question best
     (by ``scores``), in document order. For a question asking for a list (``whole_lists``) a list item brings
-    its sibling items. A sentence that brings nothing else goes on with the next sentence of its paragraph,
-    unless that one is ``quoted`` before these (a value's quote). Nothing is shown twice, and an answer shows
+    its sibling items. A sentence that brings nothing else goes on with the next sentence of its paragraph
+    (with what that one announces, or not at all when it announces what is not shown), unless that one is
+    ``quoted`` before these (a value's quote). Nothing is shown twice, and an answer shows
     one code block."""
     attached: dict[Unit, list[Unit]] = {}
     used: set[Unit] = {s.unit for s in ordered if s.unit.kind == "code"}
@@ -232,14 +234,19 @@ def attach_followers(
         if not rows and s.unit.kind == "sentence":
             # a sentence goes on with the next one of its paragraph ("This is…", "It also…" say what the first
             # only starts; measured in docs/evaluation.md, "A quoted sentence brings the next one")
-            after = next_sentence(s.unit, units)
+            rows = continuation(s.unit, units)
+            after = rows[0] if rows else None
             # nor when the same words are a quote of their own (the sentence stands in another passage too)
             repeated = after is not None and any(o.unit.text == after.text and o.unit != after for o in ordered)
-            rows = [after] if after is not None and after not in used | placed | quoted and not repeated else []
+            if after is None or after in used | placed | quoted or repeated:
+                rows = []
+            rows = [r for r in rows if r == after or r not in used | placed]
         if code_shown:
             rows = [r for r in rows if r.kind != "code"]
         rows = [r for r in rows if not (r.kind == "code" and _all_quoted(r, units, lines_quoted))]
         rows = [r for r in rows if r.kind == "code" or _words(r) not in shown_words]
+        if rows and rows[-1].kind == "sentence" and is_lead_in(rows[-1]):
+            rows = rows[:-1]  # a brought sentence that announces what is not shown under it would end on a colon
         shown_words.update(_words(u) for u in (s.unit, *rows) if u.kind != "code")
         shown_words.discard("")
         code_shown = code_shown or any(r.kind == "code" for r in rows)

@@ -8,7 +8,7 @@ English text in the forms English writes them: "specification" covers "specify",
 ``entrypoint``.
 
 Each unit knows its block (paragraph, list, table or code block), so a lead-in ("…three things:") can
-bring along what it announces (``followers``), a sentence the one after it (``next_sentence``), a section
+bring along what it announces (``followers``), a sentence the one after it (``continuation``), a section
 heading can stand for the table that opens its passage (``heading_lead``), and a how-to sentence can bring
 the command after it (``code_after``).
 
@@ -58,6 +58,19 @@ def next_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     if after is None or unit.kind != "sentence" or after.kind != "sentence":
         return None
     return after if (after.passage, after.block) == (unit.passage, unit.block) else None
+
+
+def continuation(unit: Unit, units: Sequence[Unit]) -> list[Unit]:
+    """What a quoted sentence that brings nothing else goes on with: the next sentence of its paragraph — and,
+    when that one announces a list, table or code ("Add the parameter to slurm.conf:"), what it announces; a
+    next sentence that announces what is not there is not brought at all (it would end the quote on a colon)."""
+    after = next_sentence(unit, units)
+    if after is None:
+        return []
+    if not is_lead_in(after):
+        return [after]
+    announced = followers(after, units)
+    return [after, *announced] if announced else []
 
 
 def brought_along(

@@ -288,6 +288,23 @@ def test_a_quoted_sentence_goes_on_with_the_next_one_of_its_paragraph() -> None:
     assert first not in attached and [s.unit for s in ordered] == [first, elsewhere]
 
 
+def test_a_next_sentence_that_announces_comes_with_what_it_announces_or_not_at_all() -> None:
+    text = "Shards split a GPU. Add the parameter to slurm.conf:\n\n```\nGres=gpu:2,shard:64\n```"
+    units = split_units(text, "text", 0)
+    first, announcing = units[0], units[1]
+    code = next(u for u in units if u.kind == "code")
+    _, attached = attach_followers([ScoredUnit(first, 0.9)], units)
+    assert attached[first] == [announcing, code]
+    # its code is shown already (an answer shows one code block): the colon would end the quote, so it stays out
+    other = split_units("```\nsrun hostname\n```", "text", 1)[0]
+    _, attached = attach_followers([ScoredUnit(other, 0.9), ScoredUnit(first, 0.8)], [*units, other])
+    assert first not in attached
+    # what it announces is not in the passage (cut at a chunk boundary): nor is it
+    cut = split_units("Shards split a GPU. Add the parameter to slurm.conf:", "text", 0)
+    _, attached = attach_followers([ScoredUnit(cut[0], 0.9)], cut)
+    assert cut[0] not in attached
+
+
 def test_a_lead_in_does_not_show_again_the_code_a_quoted_line_shows() -> None:
     text = "Apply the following command to create a job with two workers:\n\n```\nkubectl apply -f job.yaml\n```"
     units = split_units(text, "text", 0)
