@@ -477,7 +477,8 @@ def related_lines(language: str, passages: Sequence[Passage], evidence: Evidence
     numbering = Numbering()
     best: dict[int, ScoredUnit] = {}
     for s in evidence.scored:
-        if s.unit.kind in ("code", "code_line", "heading"):
+        # a related line stands alone: one that announces a list or code it does not show ("…supports:") says nothing
+        if s.unit.kind in ("code", "code_line", "heading") or is_lead_in(s.unit):
             continue
         if s.unit.passage not in best or s.score > best[s.unit.passage].score:
             best[s.unit.passage] = s

@@ -345,6 +345,22 @@ def test_related_lines_do_not_repeat_a_sentence_two_passages_hold() -> None:
     assert [q.text for q in draft.quotes] == [same, texts[2], texts[3]]
 
 
+def test_a_related_line_never_announces_what_it_does_not_show() -> None:
+    text = "Fair share sets queue priority and reclaim eligibility:\n\n- Scheduling priority\n- Reclaim eligibility"
+    texts = [text, "Queues are the core resource primitive. They form a hierarchy."]
+    passages = [
+        Passage(chunk_id=f"d{n}#0", doc_id=f"d{n}", title="T", url="https://example.test", text=t)
+        for n, t in enumerate(texts)
+    ]
+    units = [u for n, t in enumerate(texts) for u in split_units(t, "text", n)]
+    lead_in = units[0]
+    scored = [ScoredUnit(lead_in, 0.9), *(ScoredUnit(u, 0.5) for u in units[1:])]
+    draft = related_lines("en", passages, Evidence(scored, units))
+    # the lead-in's passage gives its best line that stands alone, the other passage its own
+    assert lead_in.text not in [q.text for q in draft.quotes]
+    assert [q.text for q in draft.quotes] == ["Scheduling priority", "Queues are the core resource primitive."]
+
+
 def test_a_sentence_a_code_quote_shows_as_its_label_is_not_quoted_again() -> None:
     def quote(text: str, kind: str = "sentence", intro: str = "", chunk: str = "d#0") -> Quote:
         return Quote(n=1, doc_id="d", chunk_id=chunk, kind=kind, text=text, intro=intro)
