@@ -215,6 +215,10 @@ def attach_followers(
     # passages, and is shown once, where it comes first
     shown_words = {_words(u) for u in quoted if u.kind != "code"} - {""}
     repeats: set[Unit] = set()
+    # a lead-in whose list or code another quote shows already would end on a colon with nothing under it; one
+    # that labels a code quote of its block is shown once, as that label (``_without_intros``)
+    orphaned: set[Unit] = set()
+    labels = {announcer(u, units) for u in (*quoted, *(s.unit for s in ordered))}
     placed: set[Unit] = set()  # the quotes already given their place in the reading order
     for s in ordered:
         if s.unit in used and s.unit.kind != "code":
@@ -253,10 +257,27 @@ def attach_followers(
         if rows:
             attached[s.unit] = rows
             used.update(rows)
+        elif s is not ordered[0] and s.unit not in labels and _orphaned(s.unit, units):
+            orphaned.add(s.unit)
     # a heading stands for its rows: with all of them quoted already, it has nothing left to show
     bare = {s.unit for s in ordered if s.unit.kind == "heading" and s.unit not in attached and not holds_values(s.unit)}
-    kept = [s for s in ordered if (s.unit not in used or s.unit.kind == "code") and s.unit not in bare | repeats]
+    kept = [
+        s for s in ordered if (s.unit not in used or s.unit.kind == "code") and s.unit not in bare | repeats | orphaned
+    ]
     return kept, attached
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _orphaned(unit: Unit, units: Sequence[Unit]) -> bool:
+    """A sentence or item that only announces a block the passage holds: it states no number of its own."""
+    return (
+        unit.kind in ("sentence", "item")
+        and is_lead_in(unit)
+        and not _DIGIT.search(unit.text)
+        and bool(followers(unit, units))
+    )
 
 
 MAX_SIBLINGS = 6

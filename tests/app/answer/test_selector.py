@@ -305,6 +305,33 @@ def test_a_next_sentence_that_announces_comes_with_what_it_announces_or_not_at_a
     assert cut[0] not in attached
 
 
+def test_a_lead_in_whose_block_another_quote_shows_is_not_quoted_alone() -> None:
+    units = split_units("Fair share sets two things:\n\n- Scheduling priority\n- Reclaim eligibility", "text", 0)
+    lead, first, second = units
+    other = split_units("Queues form a hierarchy.", "text", 1)[0]
+    every = [*units, other]
+    ordered, attached = attach_followers(
+        [ScoredUnit(u, 0.9 - 0.1 * n) for n, u in enumerate((other, first, second, lead))], every
+    )
+    assert [s.unit for s in ordered] == [other, first, second] and lead not in attached
+    # the first quote keeps its place; so does one that states a number of its own
+    ordered, _ = attach_followers([ScoredUnit(lead, 0.9), ScoredUnit(first, 0.8)], units)
+    assert [s.unit for s in ordered][0] == lead
+    numbered = split_units("Fair share sets 2 things:\n\n- Scheduling priority\n- Reclaim eligibility", "text", 2)
+    ordered, _ = attach_followers(
+        [ScoredUnit(other, 0.9), *(ScoredUnit(u, 0.5) for u in numbered[1:]), ScoredUnit(numbered[0], 0.4)],
+        [*numbered, other],
+    )
+    assert numbered[0] in [s.unit for s in ordered]
+    # and one that labels a code quote of its block: it is shown once, as that label
+    code_units = split_units("Deploy the job to start training:\n\n```\nkubectl apply -f job.yaml\n```", "text", 3)
+    deploy, code = code_units[0], next(u for u in code_units if u.kind == "code")
+    ordered, _ = attach_followers(
+        [ScoredUnit(other, 0.9), ScoredUnit(code, 0.8), ScoredUnit(deploy, 0.7)], [*code_units, other]
+    )
+    assert deploy in [s.unit for s in ordered]
+
+
 def test_a_lead_in_does_not_show_again_the_code_a_quoted_line_shows() -> None:
     text = "Apply the following command to create a job with two workers:\n\n```\nkubectl apply -f job.yaml\n```"
     units = split_units(text, "text", 0)
