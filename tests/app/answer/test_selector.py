@@ -305,6 +305,17 @@ def test_a_next_sentence_that_announces_comes_with_what_it_announces_or_not_at_a
     assert cut[0] not in attached
 
 
+def test_a_lead_in_followed_by_a_paragraph_brings_its_first_sentence() -> None:
+    units = split_units("There are two factors:\n\nAge: the time a job waited. Size: its nodes.", "text", 0)
+    lead, age, _ = units
+    _, attached = attach_followers([ScoredUnit(lead, 0.9)], units)
+    assert attached[lead] == [age]
+    # a paragraph that only announces again, with nothing under it, is not brought
+    chained = split_units("You can also run this instead:\n\nSince v1.21, you can use:", "text", 1)
+    _, attached = attach_followers([ScoredUnit(chained[0], 0.9)], chained)
+    assert chained[0] not in attached
+
+
 def test_a_lead_in_whose_block_another_quote_shows_is_not_quoted_alone() -> None:
     units = split_units("Fair share sets two things:\n\n- Scheduling priority\n- Reclaim eligibility", "text", 0)
     lead, first, second = units
