@@ -327,7 +327,7 @@ def test_a_lead_in_whose_block_another_quote_shows_is_not_quoted_alone() -> None
     assert [s.unit for s in ordered] == [other, first, second] and lead not in attached
     # the first quote keeps its place; so does one that states a number of its own
     ordered, _ = attach_followers([ScoredUnit(lead, 0.9), ScoredUnit(first, 0.8)], units)
-    assert [s.unit for s in ordered][0] == lead
+    assert ordered[0].unit == lead
     numbered = split_units("Fair share sets 2 things:\n\n- Scheduling priority\n- Reclaim eligibility", "text", 2)
     ordered, _ = attach_followers(
         [ScoredUnit(other, 0.9), *(ScoredUnit(u, 0.5) for u in numbered[1:]), ScoredUnit(numbered[0], 0.4)],
