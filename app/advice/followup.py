@@ -62,12 +62,14 @@ class Resolved:
     earlier: tuple[str, ...] = ()  # the earlier user questions, oldest first, when the turn leans on them
     reframed: bool = False  # the focus is the previous question asked again about the turn's new thing
     history: tuple[str, ...] = ()  # every earlier user question, oldest first (a selection conversation)
+    leans_on: str = ""  # the earlier question(s) it leans on as the user wrote them (``context`` before removal)
 
     @property
     def question(self) -> str:
         """The question as read, for "Read as: …" and ``resolved_question``: the rewritten question of an
-        elliptical turn, else the turn with the question it leans on."""
-        return self.focus if self.reframed or not self.context else f"{self.focus} ({self.context})"
+        elliptical turn, else the turn with the question it leans on, in the user's words (with a replaced name
+        cut out it would read "記事の「の強み」…"; put back as the new name, "Slurm or Slurm?")."""
+        return self.focus if self.reframed or not self.context else f"{self.focus} ({self.leans_on or self.context})"
 
     @property
     def query(self) -> str:
@@ -112,9 +114,10 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
 
     Earlier questions are resolved in turn, so a chain of follow-ups keeps its subject.
     """
-    context, last, thing = "", "", None
+    context, said, last, thing = "", "", "", None
     for earlier in previous_questions:
         context = _join(context, earlier, names)
+        said = f"{earlier.strip()} {said}" if said and is_followup(earlier) else earlier.strip()
         # the earlier turn as it was read; an ellipsis nothing could be put into leaves the frame as it was
         rewritten = reframe(earlier, last, names, thing) if last else None
         thing = new_thing(earlier) if rewritten else None
@@ -124,7 +127,8 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
     if rewritten:
         return Resolved(rewritten, "", history, reframed=True, history=history)
     if context and (is_followup(question) or not _names_a_subject(question, names)):
-        return Resolved(question.strip(), _without_replaced(context, question, names), history, history=history)
+        read = _without_replaced(context, question, names)
+        return Resolved(question.strip(), read, history, history=history, leans_on=said)
     return Resolved(question.strip(), "", history=history)
 
 

@@ -72,3 +72,14 @@ def test_a_version_alone_is_a_version_of_the_conversations_subject() -> None:
     # the subject comes from the conversation; the version asked before gives way to the new one
     assert turn.context == "Which training runtimes did Kubeflow Trainer add?"
     assert resolve_turn("What did Kubeflow Trainer v2.1 add?", history, {"Kubeflow Trainer"}).context == ""
+
+
+def test_read_as_shows_the_earlier_question_in_the_users_words() -> None:
+    turn = resolve_turn("and Kubernetes' strengths?", ["記事の「Slurmの強み」には何が挙がってる？"])
+    # retrieval leaves the replaced platform out; "Read as" shows what the user asked before, not "記事の「の強み」"
+    assert turn.context == "記事の「の強み」には何が挙がってる？"
+    assert turn.question == "and Kubernetes' strengths? (記事の「Slurmの強み」には何が挙がってる？)"
+    # a chain of follow-ups shows every question it leans on, newest first, as the query reads them
+    chain = resolve_turn("and roll it back?", ["How do I install Volcano?", "And how do I upgrade it?"], {"Volcano"})
+    assert chain.question == "and roll it back? (And how do I upgrade it? How do I install Volcano?)"
+    assert chain.query == "and roll it back? And how do I upgrade it? How do I install Volcano?"
