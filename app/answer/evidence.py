@@ -61,10 +61,10 @@ def next_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
 
 
 def continuation(unit: Unit, units: Sequence[Unit]) -> list[Unit]:
-    """What a quoted sentence that brings nothing else goes on with: the next sentence of its paragraph (a
-    lead-in's, the first of the paragraph it announces) — and,
-    when that one announces a list, table or code ("Add the parameter to slurm.conf:"), what it announces; a
-    next sentence that announces what is not there is not brought at all (it would end the quote on a colon)."""
+    """What a quoted sentence that brings nothing else goes on with: the next sentence of its paragraph (for a
+    lead-in followed by a paragraph, that paragraph's first sentence) — and, when that one announces a list,
+    table or code ("Add the parameter to slurm.conf:"), what it announces. A next sentence that announces what
+    is not there is not brought at all: the quote would end on a colon."""
     after = next_sentence(unit, units)
     if after is None and unit.kind == "sentence" and is_lead_in(unit) and not followers(unit, units):
         # a lead-in followed by a paragraph announces that paragraph ("…nine factors…:", then "Age: …")
