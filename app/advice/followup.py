@@ -68,7 +68,7 @@ class Resolved:
     def question(self) -> str:
         """The question as read, for "Read as: …" and ``resolved_question``: the rewritten question of an
         elliptical turn, else the turn with the question it leans on, in the user's words (with a replaced name
-        cut out it would read "記事の「の強み」…"; put back as the new name, "Slurm or Slurm?")."""
+        cut out it would read "記事の「の強み」…")."""
         return self.focus if self.reframed or not self.context else f"{self.focus} ({self.leans_on or self.context})"
 
     @property
@@ -117,7 +117,7 @@ def resolve_turn(question: str, previous_questions: Sequence[str], names: Collec
     context, said, last, thing = "", "", "", None
     for earlier in previous_questions:
         context = _join(context, earlier, names)
-        said = f"{earlier.strip()} {said}" if said and is_followup(earlier) else earlier.strip()
+        said = _join(said, earlier, cut=False).strip()
         # the earlier turn as it was read; an ellipsis nothing could be put into leaves the frame as it was
         rewritten = reframe(earlier, last, names, thing) if last else None
         thing = new_thing(earlier) if rewritten else None
@@ -146,7 +146,10 @@ def resolve(question: str, previous_questions: Sequence[str]) -> str:
     return resolve_turn(question, previous_questions).query
 
 
-def _join(context: str, question: str, names: Collection[str] = ()) -> str:
+def _join(context: str, question: str, names: Collection[str] = (), cut: bool = True) -> str:
+    """``question`` with the earlier ``context`` after it when it is a follow-up (newest first); with ``cut``,
+    the context loses the platform or product the question replaces (what retrieval reads), else it stays as
+    the user wrote it (what "Read as" shows)."""
     if context and is_followup(question):
-        return f"{question.strip()} {_without_replaced(context, question, names)}"
+        return f"{question.strip()} {_without_replaced(context, question, names) if cut else context}"
     return question
