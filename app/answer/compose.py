@@ -242,9 +242,11 @@ def attach_followers(
             after = rows[0] if rows else None
             # nor when the same words are a quote of their own (the sentence stands in another passage too)
             repeated = after is not None and any(o.unit.text == after.text and o.unit != after for o in ordered)
-            if after is None or after in used | placed | quoted or repeated:
+            taken = used | placed
+            if after is None or after in taken or after in quoted or repeated:
                 rows = []
-            rows = [r for r in rows if r == after or r not in used | placed]
+            else:  # the next sentence, then what it announces that no earlier quote shows
+                rows = [after, *(r for r in rows[1:] if r not in taken)]
         if code_shown:
             rows = [r for r in rows if r.kind != "code"]
         rows = [r for r in rows if not (r.kind == "code" and _all_quoted(r, units, lines_quoted))]
