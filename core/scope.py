@@ -35,22 +35,34 @@ _EN_WINDOW = 48
 _EN_NEG = re.compile(
     r"\b(no|not|never|without|lack(?:s|ed|ing)?|nothing|nobody|none|zero|neither|nor|don't|doesn't|didn't|won't|isn't|aren't|wasn't"
     r"|can't|cannot|shouldn't|wouldn't|drop(?:ping|ped)?|rather than|instead of|other than|no longer|no need"
-    r"|stop(?:ped)? (?:using|running|doing)|give up|away from|move off|forget(?: about)?|skip(?:ping)?)\b"
+    r"|stopped|quit(?:s|ting)?|ditch(?:ed|es|ing)?|abandon(?:ed|ing|s)?|scrap(?:ped|ping|s)?"
+    r"|cancel(?:l?ed|l?ing|s)?|shelv(?:e|ed|es|ing)|retir(?:e|ed|es|ing)|phas(?:e|ed|ing) out"
+    r"|decommission(?:ed|ing)?|giv(?:e|ing) up|gave up|(?:get|got|getting) rid of|let go of|rul(?:e|ed|ing) out"
+    r"|away from|mov(?:e|ed|ing) off|forget(?: about)?|skip(?:ping)?)\b"
 )
-# English negation said after the thing ("inference is off the table", "…isn't needed"): near the cue, or
-# further on when the cue opens its clause as the subject ("integration with the rest of our tooling is not
-# a priority").
+# English negation said after the thing ("inference is off the table", "…isn't needed", "serving was scrapped",
+# "the cloud plan has been cancelled", "cost is no longer the point"): near the cue, or further on when the cue
+# opens its clause as the subject ("integration with the rest of our tooling is not a priority"). A verb of
+# ending in the passive negates as its active form does before the thing ("we scrapped serving"); "no longer
+# optional" is a requirement, not a negation. Verbs of a routine pause ("we stop / shut down the cloud instances
+# at night") end nothing for good: they describe an elastic fleet, so only the past "stopped" negates.
+_EN_ENDED = (
+    r"dropped|scrapped|cancell?ed|shelved|abandoned|ditched|ruled out|descoped|retired|decommissioned"
+    r"|phased out|put on hold|on hold|called off|killed"
+)
 _EN_NEG_PREDICATE = (
-    r"\b((is|are|'s|'re) (off the table|gone|out|dropped|missing|absent|lacking"
-    r"|not (needed|required|planned|happening|a (requirement|priority|goal)))"
-    r"|(isn't|aren't) (needed|required|planned|happening|a (requirement|priority|goal)))\b"
+    r"\b((is|are|was|were|'s|'re|has been|have been|had been|got|gets|been) (off the table|gone|out|missing|absent"
+    r"|lacking|" + _EN_ENDED + r"|no longer\b(?!\s+(optional|a nice|just|only))"
+    r"|not (needed|required|planned|happening|a (requirement|priority|goal))|never (needed|planned|on the table))"
+    r"|(isn't|aren't|wasn't|weren't) (needed|required|planned|happening|wanted|a (requirement|priority|goal))"
+    r"|out of the question|not happening|never happened|won't happen)\b"
 )
 _EN_NEG_AFTER = re.compile(r"^[^.;,]{0,16}?" + _EN_NEG_PREDICATE)
 _EN_NEG_AFTER_SUBJECT = re.compile(r"^[^.;,]{0,48}?" + _EN_NEG_PREDICATE)
 # A cue that opens its clause as the subject of a negated verb: "inference isn't something we run", "serving
 # won't happen here", "training doesn't stop". Near the cue only, so a later clause's verb is not its own.
 _EN_SUBJECT_NEGATED_VERB = re.compile(
-    r"^[^.;,]{0,12}?\b(isn't|aren't|is not|are not|won't|will not|doesn't|does not|never|can't|cannot)\b"
+    r"^[^.;,]{0,12}?\b(isn't|aren't|is not|are not|won't|will not|doesn't|does not|never|can't|cannot|stopped|ended|ceased)\b"
 )
 # Where a new conjunct begins: a conjunction before a subject or a negator ("we don't autoscale and we don't
 # serve models", "no autoscaling and no serving"). A negation before it does not reach past it, so two such
@@ -66,6 +78,8 @@ _JA_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
 # Japanese negation after the cue, up to the next clause link.
 _JA_NEG = re.compile(
     r"ない|なく|なけれ|ません|ず(?:に|、|$)|ゼロ|皆無|不在|不要|要らな|いらな|なし|無し|ではなく|じゃなく|以外|やめ|止め|予定はな|やらな|外し|諦め"
+    # verbs and nouns of ending a plan or a thing: cancelled, withdrawn, put off, back to a blank page, ended
+    r"|中止|撤回|見送|白紙|打ち切|廃止|解約|凍結|対象外|立ち消え|断念|撤退|取り下げ|外れ|お蔵入り|頓挫"
 )
 # "て" links two clauses when a new one follows it ("使って、…", "見て学習する": a comma, a space, kanji, katakana or a
 # Latin word), not in a progressive, auxiliary or contracted ending ("使っていません", "見ておく", "やってない") nor

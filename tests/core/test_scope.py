@@ -38,6 +38,20 @@ def _scope_of(clause: str, cue: str):  # type: ignore[no-untyped-def]
         ("inference isn\u2019t needed", "inference", True),
         ("hpc experience is missing on the team", "hpc experience", True),
         ("casino " + "a" * 44 + " inference", "inference", False),  # "no", the end of a word the window cuts, is none
+        # said after the thing, or by a verb of ending
+        ("inference is no longer part of the plan", "inference", True),
+        ("serving is no longer optional", "serving", False),  # a requirement
+        ("the cloud migration was cancelled", "cloud", True),
+        ("autoscaling has been ruled out", "autoscaling", True),
+        ("spot nodes: out of the question", "spot nodes", True),
+        ("we stopped serving models in march", "serving", True),
+        ("we scrapped the inference endpoint", "inference", True),
+        ("we cancelled the plan to drop inference", "inference", False),  # two negations
+        ("we shut down the cloud instances at night", "cloud", False),  # a routine pause ends nothing
+        ("推論サービスは取りやめになりました", "推論", True),
+        ("クラウド移行の計画は白紙に戻った", "クラウド", True),
+        ("オートスケールは見送りました", "オートスケール", True),
+        ("推論は見送らない", "推論", False),
     ],
 )
 def test_negation(clause: str, cue: str, negated: bool) -> None:
