@@ -35,7 +35,7 @@ _EN_WINDOW = 48
 _EN_NEG = re.compile(
     r"\b(no|not|never|without|lack(?:s|ed|ing)?|nothing|nobody|none|zero|neither|nor|don't|doesn't|didn't|won't|isn't|aren't|wasn't"
     r"|can't|cannot|shouldn't|wouldn't|drop(?:ping|ped)?|rather than|instead of|other than|no longer|no need"
-    r"|stopped|quit(?:s|ting)?|ditch(?:ed|es|ing)?|abandon(?:ed|ing|s)?|scrap(?:ped|ping|s)?"
+    r"|stop(?:ping)? (?:using|running|doing)|stopped|quit(?:s|ting)?|ditch(?:ed|es|ing)?|abandon(?:ed|ing|s)?|scrap(?:ped|ping|s)?"
     r"|cancel(?:l?ed|l?ing|s)?|shelv(?:e|ed|es|ing)|retir(?:e|ed|es|ing)|phas(?:e|ed|ing) out"
     r"|decommission(?:ed|ing)?|giv(?:e|ing) up|gave up|(?:get|got|getting) rid of|let go of|rul(?:e|ed|ing) out"
     r"|away from|mov(?:e|ed|ing) off|forget(?: about)?|skip(?:ping)?)\b"
@@ -45,7 +45,7 @@ _EN_NEG = re.compile(
 # opens its clause as the subject ("integration with the rest of our tooling is not a priority"). A verb of
 # ending in the passive negates as its active form does before the thing ("we scrapped serving"); "no longer
 # optional" is a requirement, not a negation. Verbs of a routine pause ("we stop / shut down the cloud instances
-# at night") end nothing for good: they describe an elastic fleet, so only the past "stopped" negates.
+# at night") end nothing for good: they describe an elastic fleet, so only the past "stopped" and "stop using" negate.
 _EN_ENDED = (
     r"dropped|scrapped|cancell?ed|shelved|abandoned|ditched|ruled out|descoped|retired|decommissioned"
     r"|phased out|put on hold|on hold|called off|killed"

@@ -45,6 +45,7 @@ def _scope_of(clause: str, cue: str):  # type: ignore[no-untyped-def]
         ("autoscaling has been ruled out", "autoscaling", True),
         ("spot nodes: out of the question", "spot nodes", True),
         ("we stopped serving models in march", "serving", True),
+        ("we want to stop using the cloud", "cloud", True),
         ("we scrapped the inference endpoint", "inference", True),
         ("we cancelled the plan to drop inference", "inference", False),  # two negations
         ("we shut down the cloud instances at night", "cloud", False),  # a routine pause ends nothing
