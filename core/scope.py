@@ -63,6 +63,7 @@ _EN_NEG_AFTER_SUBJECT = re.compile(r"^[^.;,]{0,48}?" + _EN_NEG_PREDICATE)
 # won't happen here", "training doesn't stop". Near the cue only, so a later clause's verb is not its own.
 _EN_SUBJECT_NEGATED_VERB = re.compile(
     r"^[^.;,]{0,12}?\b(isn't|aren't|is not|are not|won't|will not|doesn't|does not|never|can't|cannot|stopped|ended|ceased)\b"
+    r"(?!\s+(optional|negotiable|a nice))"
 )
 # Where a new conjunct begins: a conjunction before a subject or a negator ("we don't autoscale and we don't
 # serve models", "no autoscaling and no serving"). A negation before it does not reach past it, so two such
@@ -80,6 +81,9 @@ _JA_NEG = re.compile(
     r"ない|なく|なけれ|ません|ず(?:に|、|$)|ゼロ|皆無|不在|不要|要らな|いらな|なし|無し|ではなく|じゃなく|以外|やめ|止め|予定はな|やらな|外し|諦め"
     # verbs and nouns of ending a plan or a thing: cancelled, withdrawn, put off, back to a blank page, ended
     r"|中止|撤回|見送|白紙|打ち切|廃止|解約|凍結|対象外|立ち消え|断念|撤退|取り下げ|外れ|お蔵入り|頓挫"
+    # the English verbs of ending as Japanese verbs and nouns ("cancelになった", "dropしました", "holdです")
+    r"|(?<![a-z])(?:cancel(?:l?ed)?|drop(?:ped)?|shelved?|scrap(?:ped)?|abandon(?:ed)?|ditch(?:ed)?|stop(?:ped)?|kill(?:ed)?"
+    r"|retired?|reject(?:ed)?|skip(?:ped)?|quit|hold)\s*(?=[にしさすとで扱済中])"
 )
 # "て" links two clauses when a new one follows it ("使って、…", "見て学習する": a comma, a space, kanji, katakana or a
 # Latin word), not in a progressive, auxiliary or contracted ending ("使っていません", "見ておく", "やってない") nor
@@ -105,6 +109,8 @@ _TAG = re.compile(r",\s*(ok|okay|right|yeah|correct|no)\s*[?？]?\s*$|よね\s*[
 _LEXICAL_NEG = re.compile(
     r"少な(い|く)|足りな|しか(い|あり)?(ない|ません)|欠かせな|外せな|譲れな|譲らな|限らな|すくな"
     r"|(なけれ|なくて)(ば|は)(なら|いけ|だめ|ダメ)(ない|ず|ません)?|ないと(いけ|だめ|ダメ)(ない|ません)?"
+    # "not optional" is a requirement, as "no longer optional" is in English: 「任意ではなく必須」「optionalじゃない」
+    r"|(任意|オプション|optional|おまけ)\s*(では|じゃ)(な|あり)"
 )
 _HEDGE = re.compile(
     r"\b(maybe|might|perhaps|probably|possibly|may|could|eventually|someday|later|considering|thinking about"

@@ -3,7 +3,7 @@
     evals [--golden FILE] [--json] [--ablation] [--cache DIR] [--report-dir DIR]
           [--min-accuracy X] [--min-hit5 X] [--min-refusal-recall X]
     evals --feedback [FILE] [--golden FILE] [--report-dir DIR]  # ratings (database or FILE) as candidates
-    evals --situations dev|dev2|dev3|dev4|dev5|dev6|test|test2|test3 [--through-advisor] [--report-dir DIR]  # the situation reader
+    evals --situations dev|dev2|dev3|dev4|dev5|dev6|dev7|test|test2|test3 [--through-advisor] [--report-dir DIR]  # the situation reader
 
 Prints a table (to stderr with --json, which prints one JSON document to stdout), writes
 ``report.md`` and ``ablation.png`` to the report folder, and exits 1 when a --min-* threshold fails

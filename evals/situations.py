@@ -3,7 +3,7 @@
 Reads ``evals/situations.jsonl`` (with ``situations_facets.jsonl`` and ``situations_asks.jsonl``),
 ``evals/situations_unfitted.jsonl`` (labelled situations no model is fitted or chosen on: selection follow-ups, read
 with their conversation, and mixed experience statements) and
-``evals/negation.jsonl`` rows of one split (``dev`` to ``dev6`` while choosing, ``dev2`` to ``dev6`` never by the fit;
+``evals/negation.jsonl`` rows of one split (``dev`` to ``dev7`` while choosing, ``dev2`` to ``dev7`` never by the fit;
 ``test``, ``test2``, ``test3`` only to report)
 and reports, each with a 95 % bootstrap interval:
 - facet accuracy per facet (the value read, or "not stated", equals the label), and whole situations;

@@ -53,6 +53,13 @@ def _scope_of(clause: str, cue: str):  # type: ignore[no-untyped-def]
         ("クラウド移行の計画は白紙に戻った", "クラウド", True),
         ("オートスケールは見送りました", "オートスケール", True),
         ("推論は見送らない", "推論", False),
+        # an English verb of ending as a Japanese verb; "not optional" is a requirement in either language
+        ("inferenceのrolloutはcancelになった", "inference", True),
+        ("autoscalingの導入はdropしました", "autoscaling", True),
+        ("推論はdropしない", "推論", False),
+        ("推論の提供は任意ではなく必須", "推論", False),
+        ("servingはもうoptionalじゃない", "serving", False),
+        ("serving is not optional", "serving", False),
     ],
 )
 def test_negation(clause: str, cue: str, negated: bool) -> None:
